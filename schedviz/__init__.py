@@ -1,0 +1,3 @@
+"""SchedViz: replays and explains Kubernetes scheduling decisions."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,244 @@
+"""The cluster as the scheduler's cache sees it, laid out as arrays over nodes.
+
+Node ``i`` everywhere is the i-th node of the snapshot (input order). Per-node quantities are numpy
+arrays so that plugins judge every node with a handful of vectorised operations. Pods assigned to
+nodes are grouped by (namespace, labels) so that label selectors are evaluated once per group, not
+once per pod.
+
+Mirrors what pkg/scheduler/backend/cache (cache.go, node_tree.go, snapshot.go) keeps: only
+non-terminal pods (the scheduler's pod informer drops Succeeded/Failed pods), node order from the
+node tree (zones visited round-robin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import quantity
+from .objects import KubeObject, Node, Pod
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone")
+REGION_LABELS = ("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region")
+
+
+def zone_key(labels: dict[str, str]) -> str:
+    """component-helpers/node/topology GetZoneKey: region and zone, beta labels first."""
+    zone = labels.get(ZONE_LABELS[0], labels.get(ZONE_LABELS[1], ""))
+    region = labels.get(REGION_LABELS[0], labels.get(REGION_LABELS[1], ""))
+    if not region and not zone:
+        return ""
+    return region + ":\x00:" + zone
+
+
+def node_tree_order(nodes: list[Node]) -> list[int]:
+    """Node indices in the order backend/cache/node_tree.go lists them: one node per zone in turn."""
+    zones: dict[str, list[int]] = {}
+    for i, n in enumerate(nodes):
+        zones.setdefault(zone_key(n.labels), []).append(i)
+    lists = list(zones.values())
+    order: list[int] = []
+    depth = 0
+    while len(order) < len(nodes):
+        for members in lists:
+            if depth < len(members):
+                order.append(members[depth])
+        depth += 1
+    return order
+
+
+@dataclass
+class LabelColumn:
+    """One node label key over all nodes: ``codes[i]`` is the value's code, -1 when the label is absent."""
+
+    codes: npt.NDArray[np.int32]
+    vocab: dict[str, int]
+    values: list[str]
+
+    @property
+    def present(self) -> BoolArray:
+        return self.codes >= 0
+
+    def equals(self, value: str) -> BoolArray:
+        code = self.vocab.get(value)
+        if code is None:
+            return np.zeros(len(self.codes), dtype=bool)
+        return self.codes == code
+
+    def isin(self, values: Iterable[str]) -> BoolArray:
+        codes = [self.vocab[v] for v in values if v in self.vocab]
+        if not codes:
+            return np.zeros(len(self.codes), dtype=bool)
+        if len(codes) == 1:
+            return self.codes == codes[0]
+        return np.isin(self.codes, np.asarray(codes, dtype=np.int32))
+
+
+@dataclass
+class PodGroup:
+    """Assigned pods that share a namespace and a label set."""
+
+    namespace: str
+    labels: dict[str, str]
+    pods: list[Pod] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list)
+    _array: IntArray | None = None
+
+    def node_array(self) -> IntArray:
+        if self._array is None or len(self._array) != len(self.nodes):
+            self._array = np.asarray(self.nodes, dtype=np.int64)
+        return self._array
+
+
+class ObjectStore:
+    """Every non-Node, non-Pod object of the snapshot, by kind."""
+
+    def __init__(self, objects: Iterable[KubeObject] = ()) -> None:
+        self._by_kind: dict[str, list[KubeObject]] = {}
+        for o in objects:
+            self.add(o)
+
+    def add(self, obj: KubeObject) -> None:
+        self._by_kind.setdefault(obj.kind, []).append(obj)
+
+    def of_kind(self, kind: str) -> list[KubeObject]:
+        return self._by_kind.get(kind, [])
+
+    def get(self, kind: str, key: str) -> KubeObject | None:
+        for o in self._by_kind.get(kind, []):
+            if o.key == key:
+                return o
+        return None
+
+    def kinds(self) -> dict[str, int]:
+        return {k: len(v) for k, v in self._by_kind.items()}
+
+    def namespace_labels(self, name: str) -> dict[str, str]:
+        ns = self.get("Namespace", name)
+        return ns.meta.labels if ns is not None else {}
+
+
+class ClusterState:
+    """Nodes and the pods placed on them; mutated as pods are assumed, evicted or bound."""
+
+    def __init__(self, nodes: list[Node], objects: ObjectStore | None = None) -> None:
+        self.nodes: list[Node] = nodes
+        self.n: int = len(nodes)
+        self.names: list[str] = [n.name for n in nodes]
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        self.objects: ObjectStore = objects or ObjectStore()
+        self.tree_order: IntArray = np.asarray(node_tree_order(nodes), dtype=np.int64)
+        self.unschedulable: BoolArray = np.asarray([n.unschedulable for n in nodes], dtype=bool)
+        self._alloc: dict[str, IntArray] = {}
+        self._requested: dict[str, IntArray] = {}
+        resources = {r for n in nodes for r in n.allocatable}
+        resources |= {quantity.CPU, quantity.MEMORY, quantity.EPHEMERAL_STORAGE, quantity.PODS}
+        for r in sorted(resources):
+            self._alloc[r] = np.asarray([n.allocatable.get(r, 0) for n in nodes], dtype=np.int64)
+            self._requested[r] = np.zeros(self.n, dtype=np.int64)
+        self.nonzero_cpu: IntArray = np.zeros(self.n, dtype=np.int64)
+        self.nonzero_memory: IntArray = np.zeros(self.n, dtype=np.int64)
+        self.pod_count: IntArray = np.zeros(self.n, dtype=np.int64)
+        self._labels: dict[str, LabelColumn] = {}
+        self.pods_on: list[list[Pod]] = [[] for _ in nodes]
+        self.pod_node: dict[str, int] = {}
+        self.pods: dict[str, Pod] = {}
+        self._groups: dict[tuple[str, frozenset[tuple[str, str]]], PodGroup] = {}
+        self.generation: int = 0
+        self.caches: dict[str, Any] = {}
+        # Every add_pod (+1) / remove_pod (-1) in order, so caches can catch up incrementally.
+        self.changes: list[tuple[int, Pod, int]] = []
+
+    # ----- resources -----------------------------------------------------------------------
+    def alloc(self, resource: str) -> IntArray:
+        a = self._alloc.get(resource)
+        if a is None:
+            a = np.zeros(self.n, dtype=np.int64)
+            self._alloc[resource] = a
+        return a
+
+    def requested(self, resource: str) -> IntArray:
+        if resource == quantity.PODS:
+            return self.pod_count
+        a = self._requested.get(resource)
+        if a is None:
+            a = np.zeros(self.n, dtype=np.int64)
+            self._requested[resource] = a
+        return a
+
+    def resource_names(self) -> list[str]:
+        return sorted(set(self._alloc) | set(self._requested))
+
+    # ----- labels --------------------------------------------------------------------------
+    def label(self, key: str) -> LabelColumn:
+        col = self._labels.get(key)
+        if col is None:
+            vocab: dict[str, int] = {}
+            codes = np.full(self.n, -1, dtype=np.int32)
+            for i, node in enumerate(self.nodes):
+                v = node.labels.get(key)
+                if v is not None:
+                    codes[i] = vocab.setdefault(v, len(vocab))
+            col = LabelColumn(codes, vocab, list(vocab))
+            self._labels[key] = col
+        return col
+
+    # ----- pods ----------------------------------------------------------------------------
+    def add_pod(self, pod: Pod, node: int) -> None:
+        """Account ``pod`` on node index ``node`` (NodeInfo.AddPod)."""
+        if pod.uid in self.pod_node:
+            raise ValueError(f"pod {pod.key} is already on node {self.names[self.pod_node[pod.uid]]}")
+        self.pod_node[pod.uid] = node
+        self.pods[pod.uid] = pod
+        self.pods_on[node].append(pod)
+        self._account(pod, node, 1)
+        gk = (pod.namespace, frozenset(pod.labels.items()))
+        g = self._groups.get(gk)
+        if g is None:
+            g = PodGroup(pod.namespace, pod.labels)
+            self._groups[gk] = g
+        g.pods.append(pod)
+        g.nodes.append(node)
+        self.changes.append((1, pod, node))
+        self.generation += 1
+
+    def remove_pod(self, pod: Pod) -> int:
+        """Take ``pod`` off its node (NodeInfo.RemovePod); returns the node index it was on."""
+        node = self.pod_node.pop(pod.uid)
+        del self.pods[pod.uid]
+        self.pods_on[node] = [p for p in self.pods_on[node] if p.uid != pod.uid]
+        self._account(pod, node, -1)
+        g = self._groups[(pod.namespace, frozenset(pod.labels.items()))]
+        k = next(i for i, p in enumerate(g.pods) if p.uid == pod.uid)
+        del g.pods[k]
+        del g.nodes[k]
+        g._array = None
+        self.changes.append((-1, pod, node))
+        self.generation += 1
+        return node
+
+    def _account(self, pod: Pod, node: int, sign: int) -> None:
+        for r, v in pod.resources.requests.items():
+            if r == quantity.PODS:
+                continue
+            self.requested(r)[node] += sign * v
+        self.nonzero_cpu[node] += sign * pod.resources.nonzero_cpu
+        self.nonzero_memory[node] += sign * pod.resources.nonzero_memory
+        self.pod_count[node] += sign
+
+    def groups(self) -> Iterator[PodGroup]:
+        """Non-empty groups of assigned pods sharing namespace and labels."""
+        return (g for g in self._groups.values() if g.pods)
+
+    def node_of(self, pod: Pod) -> int | None:
+        return self.pod_node.get(pod.uid)
+
+    def assigned_pods(self) -> Iterator[Pod]:
+        return iter(self.pods.values())

@@ -1,0 +1,58 @@
+"""The plugin contract: status codes, extension point protocols and the per-cycle state.
+
+Mirrors staging/src/k8s.io/kube-scheduler/framework (interface.go, cycle_state.go, types.go).
+"""
+
+from .cycle_state import CycleState
+from .interfaces import (
+    BindPlugin,
+    FilterPlugin,
+    Handle,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    NormalizeScorePlugin,
+    NodeToStatus,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from .status import Code, Status
+from .verdicts import Verdicts
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "BindPlugin",
+    "Code",
+    "CycleState",
+    "FilterPlugin",
+    "Handle",
+    "PermitPlugin",
+    "Plugin",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "NormalizeScorePlugin",
+    "NodeToStatus",
+    "QueueSortPlugin",
+    "ReservePlugin",
+    "ScorePlugin",
+    "Status",
+    "Verdicts",
+]

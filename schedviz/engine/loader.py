@@ -1,0 +1,227 @@
+"""Reading cluster snapshots: what ``kubectl get ... -o yaml|json`` prints.
+
+Accepted: a ``kind: List`` (YAML or JSON), multi-document YAML, a single object, a JSON array, a
+conformance-style scenario (``{"nodes": [...], "pods": [...]}`` or ``{"items": [...]}``), or a
+directory of such files. Errors name the file, the object and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .cluster import ClusterState, ObjectStore
+from .errors import InputError
+from .objects import KubeObject, Node, Pod
+
+# Kinds the engine keeps; anything else is listed as ignored.
+KEPT_KINDS = frozenset(
+    {
+        "Namespace", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Deployment",
+        "PriorityClass", "PodDisruptionBudget", "PersistentVolume", "PersistentVolumeClaim",
+        "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "ResourceClaim",
+        "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "PodGroup", "VolumeAttachment",
+    }
+)
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise InputError(f"duplicate key {key!r} at line {key_node.start_mark.line + 1}")
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+@dataclass
+class Snapshot:
+    """The objects of a snapshot, split the way the scheduler sees them."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    objects: list[KubeObject] = field(default_factory=list)
+    ignored: dict[str, int] = field(default_factory=dict)
+    config: dict[str, Any] | None = None
+    name: str = ""
+
+    @property
+    def pending(self) -> list[Pod]:
+        return [p for p in self.pods if not p.node_name and not p.terminal]
+
+    @property
+    def running(self) -> list[Pod]:
+        return [p for p in self.pods if p.node_name and not p.terminal]
+
+    def store(self) -> ObjectStore:
+        return ObjectStore(self.objects)
+
+    def cluster(self) -> ClusterState:
+        """The scheduler cache: nodes, plus every non-terminal pod already bound to a known node."""
+        c = ClusterState(self.nodes, self.store())
+        for p in self.running:
+            i = c.index.get(p.node_name)
+            if i is not None:
+                c.add_pod(p, i)
+        return c
+
+
+def parse_documents(text: str, source: str) -> list[Any]:
+    """Documents of a YAML or JSON text."""
+    stripped = text.lstrip()
+    if stripped.startswith("{") or stripped.startswith("["):
+        try:
+            return [json.loads(text)]
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=source) from None
+    try:
+        return [d for d in yaml.load_all(text, Loader=_StrictLoader) if d is not None]
+    except InputError as exc:
+        raise exc.with_source(source) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(f"invalid YAML{where}: {problem}", source=source) from None
+
+
+def _flatten(doc: Any, source: str, where: str) -> Iterator[tuple[dict[str, Any], str]]:
+    if isinstance(doc, list):
+        for i, d in enumerate(doc):
+            yield from _flatten(d, source, f"{where}[{i}]")
+        return
+    if not isinstance(doc, dict):
+        raise InputError(f"expected a Kubernetes object, got {type(doc).__name__}", source=source, obj=where)
+    kind = doc.get("kind")
+    if kind is None and ("nodes" in doc or "pods" in doc or "items" in doc):
+        # a conformance-style scenario
+        for key in ("nodes", "pods", "items"):
+            items = doc.get(key) or []
+            if not isinstance(items, list):
+                raise InputError("expected a list", source=source, field=key)
+            for i, d in enumerate(items):
+                yield from _flatten(d, source, f"{key}[{i}]")
+        return
+    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            raise InputError("expected a list", source=source, obj=where, field="items")
+        for i, d in enumerate(items):
+            yield from _flatten(d, source, f"{where}.items[{i}]" if where else f"items[{i}]")
+        return
+    yield doc, where
+
+
+def files_of(paths: Iterable[str | Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            out.extend(sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in SUFFIXES))
+        elif path.exists():
+            out.append(path)
+        else:
+            raise InputError("no such file or directory", source=str(path))
+    return out
+
+
+def load_texts(texts: Iterable[tuple[str, str]]) -> Snapshot:
+    """Build a snapshot from (source name, text) pairs."""
+    snap = Snapshot()
+    pod_index = 0
+    for source, text in texts:
+        docs = parse_documents(text, source)
+        for doc in docs:
+            if isinstance(doc, dict) and doc.get("kind") == "KubeSchedulerConfiguration":
+                snap.config = doc
+                continue
+            if isinstance(doc, dict) and doc.get("kind") is None and isinstance(doc.get("config"), dict):
+                snap.config = doc["config"]
+                snap.name = str(doc.get("name") or snap.name)
+            for obj, where in _flatten(doc, source, ""):
+                kind = obj.get("kind")
+                label = where or "document"
+                try:
+                    if kind == "Node":
+                        snap.nodes.append(Node(obj))
+                    elif kind == "Pod":
+                        snap.pods.append(Pod(obj, pod_index))
+                        pod_index += 1
+                    elif kind == "KubeSchedulerConfiguration":
+                        snap.config = obj
+                    elif isinstance(kind, str) and kind in KEPT_KINDS:
+                        snap.objects.append(KubeObject(obj))
+                    elif isinstance(kind, str):
+                        snap.ignored[kind] = snap.ignored.get(kind, 0) + 1
+                    else:
+                        raise InputError("kind is required", obj=label, field="kind")
+                except InputError as exc:
+                    raise InputError(exc.problem, source=source, obj=exc.obj or label, field=exc.field) from None
+    _check_unique(snap)
+    resolve_priorities(snap)
+    return snap
+
+
+def _check_unique(snap: Snapshot) -> None:
+    seen: set[str] = set()
+    for n in snap.nodes:
+        if n.name in seen:
+            raise InputError("duplicate node name", obj=n.ident, field="metadata.name")
+        seen.add(n.name)
+    seen = set()
+    for p in snap.pods:
+        if p.key in seen:
+            raise InputError("duplicate pod", obj=p.ident, field="metadata.name")
+        seen.add(p.key)
+
+
+def resolve_priorities(snap: Snapshot) -> None:
+    """What the Priority admission plugin writes into spec.priority when a pod was created."""
+    classes = {o.name: o.raw for o in snap.objects if o.kind == "PriorityClass"}
+    default = next((c for c in classes.values() if c.get("globalDefault")), None)
+    for p in snap.pods:
+        if p.priority is not None:
+            continue
+        pc: dict[str, Any] | None = None
+        if p.priority_class_name:
+            pc = classes.get(p.priority_class_name)
+            if pc is None and p.priority_class_name == "system-node-critical":
+                p.priority = 2000001000
+                continue
+            if pc is None and p.priority_class_name == "system-cluster-critical":
+                p.priority = 2000000000
+                continue
+        elif default is not None:
+            pc = default
+        if pc is not None:
+            v = pc.get("value", 0)
+            p.priority = int(v) if isinstance(v, int) and not isinstance(v, bool) else 0
+            if "preemptionPolicy" in pc and not p.raw.get("spec", {}).get("preemptionPolicy"):
+                p.preemption_policy = str(pc["preemptionPolicy"])
+
+
+def load_paths(paths: Iterable[str | Path]) -> Snapshot:
+    texts = []
+    for f in files_of(paths):
+        try:
+            texts.append((str(f), f.read_text(encoding="utf-8")))
+        except UnicodeDecodeError:
+            raise InputError("not valid UTF-8 text", source=str(f)) from None
+    snap = load_texts(texts)
+    if not snap.name:
+        snap.name = ", ".join(str(p) for p in paths)
+    return snap

@@ -1,0 +1,233 @@
+"""Typed views of the Kubernetes objects the scheduler reads.
+
+Each view keeps the object as ``kubectl`` printed it (``raw``) and the fields the scheduler needs,
+already validated and converted; every conversion error names the object and the field.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from . import quantity
+from .errors import InputError
+from .resources import PodResources, compute_pod_resources
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+JSON = dict[str, Any]
+
+
+def _mapping(value: object, obj: str, field: str) -> JSON:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(f"expected an object, got {type(value).__name__}", obj=obj, field=field)
+    return value
+
+
+def _list(value: object, obj: str, field: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"expected a list, got {type(value).__name__}", obj=obj, field=field)
+    return value
+
+
+def _str_map(value: object, obj: str, field: str) -> dict[str, str]:
+    m = _mapping(value, obj, field)
+    out: dict[str, str] = {}
+    for k, v in m.items():
+        if not isinstance(k, str):
+            raise InputError(f"key {k!r} is not a string", obj=obj, field=field)
+        if v is None:
+            v = ""
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        if not isinstance(v, str | int | float):
+            raise InputError(f"value of {k!r} must be a string", obj=obj, field=f"{field}.{k}")
+        out[k] = str(v)
+    return out
+
+
+def parse_time(value: object, obj: str, field: str) -> float | None:
+    """RFC 3339 timestamp to seconds since the epoch (None when absent)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if not isinstance(value, str):
+        raise InputError(f"invalid timestamp {value!r}", obj=obj, field=field)
+    text = value.strip()
+    if text.endswith("Z") or text.endswith("z"):
+        text = text[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"invalid timestamp {value!r}: expected RFC 3339", obj=obj, field=field) from None
+    return dt.timestamp()
+
+
+class Meta:
+    """The metadata every object has."""
+
+    __slots__ = ("annotations", "creation", "deletion", "labels", "name", "namespace", "owner_refs", "uid")
+
+    def __init__(self, raw: JSON, kind: str, namespaced: bool) -> None:
+        md = _mapping(raw.get("metadata"), kind, "metadata")
+        name = md.get("name")
+        if not isinstance(name, str) or not name:
+            raise InputError("metadata.name is required", obj=kind, field="metadata.name")
+        ns = md.get("namespace") or ("default" if namespaced else "")
+        if not isinstance(ns, str):
+            raise InputError("must be a string", obj=f"{kind} {name}", field="metadata.namespace")
+        ident = f"{kind} {ns + '/' if ns else ''}{name}"
+        self.name: str = name
+        self.namespace: str = ns
+        self.uid: str = str(md.get("uid") or f"{kind}/{ns}/{name}")
+        self.labels: dict[str, str] = _str_map(md.get("labels"), ident, "metadata.labels")
+        self.annotations: dict[str, str] = _str_map(md.get("annotations"), ident, "metadata.annotations")
+        self.creation: float | None = parse_time(md.get("creationTimestamp"), ident, "metadata.creationTimestamp")
+        self.deletion: float | None = parse_time(md.get("deletionTimestamp"), ident, "metadata.deletionTimestamp")
+        self.owner_refs: list[JSON] = [
+            _mapping(r, ident, "metadata.ownerReferences") for r in _list(md.get("ownerReferences"), ident, "metadata.ownerReferences")
+        ]
+
+
+class KubeObject:
+    """Any object kept from a snapshot (Namespaces, Services, PDBs, storage objects, ...)."""
+
+    __slots__ = ("kind", "meta", "raw")
+    namespaced_kinds = frozenset(
+        {
+            "Pod", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Deployment",
+            "PodDisruptionBudget", "PersistentVolumeClaim", "ResourceClaim", "ResourceClaimTemplate",
+            "PodGroup", "Job", "DaemonSet",
+        }
+    )
+
+    def __init__(self, raw: JSON) -> None:
+        kind = raw.get("kind")
+        if not isinstance(kind, str):
+            raise InputError("kind is required", field="kind")
+        self.kind: str = kind
+        self.raw = raw
+        self.meta = Meta(raw, kind, kind in self.namespaced_kinds)
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def namespace(self) -> str:
+        return self.meta.namespace
+
+    @property
+    def key(self) -> str:
+        return f"{self.meta.namespace}/{self.meta.name}" if self.meta.namespace else self.meta.name
+
+    @property
+    def uid(self) -> str:
+        return self.meta.uid
+
+    @property
+    def ident(self) -> str:
+        return f"{self.kind} {self.key}"
+
+    @property
+    def spec(self) -> JSON:
+        return _mapping(self.raw.get("spec"), self.ident, "spec")
+
+
+class Node(KubeObject):
+    """A Node: allocatable resources in scheduler units, labels, taints, images."""
+
+    __slots__ = ("allocatable", "images", "taints", "unschedulable")
+
+    def __init__(self, raw: JSON) -> None:
+        super().__init__(raw)
+        ident = self.ident
+        spec = self.spec
+        status = _mapping(raw.get("status"), ident, "status")
+        self.unschedulable: bool = bool(spec.get("unschedulable", False))
+        self.taints: list[JSON] = []
+        for i, t in enumerate(_list(spec.get("taints"), ident, "spec.taints")):
+            t = _mapping(t, ident, f"spec.taints[{i}]")
+            if not isinstance(t.get("key"), str) or not t.get("key"):
+                raise InputError("taint key is required", obj=ident, field=f"spec.taints[{i}].key")
+            if t.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+                raise InputError(
+                    f"unsupported taint effect {t.get('effect')!r}: NoSchedule, PreferNoSchedule or NoExecute",
+                    obj=ident, field=f"spec.taints[{i}].effect",
+                )
+            self.taints.append(t)
+        alloc_raw = _mapping(status.get("allocatable"), ident, "status.allocatable")
+        if not alloc_raw:
+            alloc_raw = _mapping(status.get("capacity"), ident, "status.capacity")
+        self.allocatable: dict[str, int] = {
+            str(k): quantity.to_int(str(k), v, obj=ident, field=f"status.allocatable.{k}") for k, v in alloc_raw.items()
+        }
+        self.images: list[tuple[list[str], int]] = []
+        for i, img in enumerate(_list(status.get("images"), ident, "status.images")):
+            img = _mapping(img, ident, f"status.images[{i}]")
+            names = [str(n) for n in _list(img.get("names"), ident, f"status.images[{i}].names")]
+            size = img.get("sizeBytes", 0)
+            if isinstance(size, bool) or not isinstance(size, int | float):
+                raise InputError("must be an integer", obj=ident, field=f"status.images[{i}].sizeBytes")
+            self.images.append((names, int(size)))
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.meta.labels
+
+
+class Pod(KubeObject):
+    """A Pod with the scheduler-relevant fields resolved."""
+
+    __slots__ = (
+        "cache", "index", "nominated_node_name", "node_name", "phase", "preemption_policy", "priority",
+        "priority_class_name", "resources", "scheduler_name", "scheduling_gates",
+    )
+
+    def __init__(self, raw: JSON, index: int = 0) -> None:
+        super().__init__(raw)
+        ident = self.ident
+        spec = self.spec
+        status = _mapping(raw.get("status"), ident, "status")
+        self.index = index
+        self.cache: dict[str, Any] = {}
+        nn = spec.get("nodeName") or ""
+        if not isinstance(nn, str):
+            raise InputError("must be a string", obj=ident, field="spec.nodeName")
+        self.node_name: str = nn
+        self.phase: str = str(status.get("phase") or "")
+        self.nominated_node_name: str = str(status.get("nominatedNodeName") or "")
+        sn = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
+        self.scheduler_name: str = str(sn)
+        prio = spec.get("priority")
+        if prio is not None and (isinstance(prio, bool) or not isinstance(prio, int)):
+            raise InputError(f"must be an integer, got {prio!r}", obj=ident, field="spec.priority")
+        self.priority: int | None = prio
+        self.priority_class_name: str = str(spec.get("priorityClassName") or "")
+        self.preemption_policy: str = str(spec.get("preemptionPolicy") or "PreemptLowerPriority")
+        self.scheduling_gates: list[str] = []
+        for i, g in enumerate(_list(spec.get("schedulingGates"), ident, "spec.schedulingGates")):
+            g = _mapping(g, ident, f"spec.schedulingGates[{i}]")
+            self.scheduling_gates.append(str(g.get("name", "")))
+        self.resources: PodResources = compute_pod_resources(spec, ident, status)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return self.meta.labels
+
+    @property
+    def prio(self) -> int:
+        return self.priority or 0
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def requests(self) -> dict[str, int]:
+        return self.resources.requests

@@ -1,0 +1,188 @@
+"""NodeAffinity: keeps pods on nodes matching their nodeSelector and required node affinity (and the
+profile's ``addedAffinity``), and prefers nodes matching their preferred terms.
+
+Mirrors framework/plugins/nodeaffinity/node_affinity.go (v1.35): PreFilter (Skip, node-name subset
+from ``metadata.name`` matchFields, conflicting terms), Filter, PreScore (Skip), Score and
+NormalizeScore (helper.DefaultNormalizeScore). Selector semantics live in ``..nodeselectors``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import ConfigError
+from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..nodeselectors import (
+    NODE_NAME_FIELD,
+    NodeSelector,
+    PreferredSchedulingTerms,
+    RequiredNodeAffinity,
+    pod_preferred_terms,
+    required_node_affinity,
+)
+from ..objects import Pod
+from .helper import default_normalize_score
+
+IntArray = npt.NDArray[np.int64]
+
+NAME = "NodeAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+# node_affinity.go
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+_ADDED_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_ADDED_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def parse_added_affinity(
+    raw: Any, path: str = "addedAffinity"
+) -> tuple[NodeSelector | None, PreferredSchedulingTerms | None, list[str]]:
+    """NodeAffinityArgs.addedAffinity: (required selector, preferred terms, parse errors).
+
+    Mirrors ValidateNodeAffinityArgs / New: unlike a pod's own required terms, any parse error in
+    the added affinity is an error (nodeaffinity.NewNodeSelector is not lazy). ``path`` prefixes the
+    errors (e.g. "profiles[0].pluginConfig[1].args.addedAffinity")."""
+    if raw is None:
+        return None, None, []
+    if not isinstance(raw, dict):
+        return None, None, [f"{path}: expected a NodeAffinity object"]
+    errs: list[str] = []
+    required: NodeSelector | None = None
+    preferred: PreferredSchedulingTerms | None = None
+    req = raw.get(_ADDED_REQUIRED)
+    if req is not None:
+        required = NodeSelector.parse(
+            req,
+            obj="NodeAffinityArgs",
+            field=f"{path}.{_ADDED_REQUIRED}",
+            error_path=f"{path}.{_ADDED_REQUIRED}",
+        )
+        errs.extend(required.errors)
+    pref = raw.get(_ADDED_PREFERRED)
+    if pref:  # len(terms) != 0
+        preferred = PreferredSchedulingTerms.parse(
+            pref,
+            obj="NodeAffinityArgs",
+            field=f"{path}.{_ADDED_PREFERRED}",
+            error_path=f"{path}.{_ADDED_PREFERRED}",
+        )
+        errs.extend(preferred.errors)
+    return required, preferred, errs
+
+
+def _required_terms(pod: Pod) -> list[Any] | None:
+    """spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, or
+    None when the required node selector itself is absent."""
+    aff = pod.spec.get("affinity")
+    if not isinstance(aff, dict):
+        return None
+    na = aff.get("nodeAffinity")
+    if not isinstance(na, dict):
+        return None
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not isinstance(req, dict):
+        return None
+    terms = req.get("nodeSelectorTerms")
+    return terms if isinstance(terms, list) else []
+
+
+def _pinned_node_names(terms: list[Any]) -> set[str] | None:
+    """The node names the required terms restrict the pod to via ``metadata.name In`` matchFields.
+
+    node_affinity.go PreFilter: requirements within a term intersect, terms union; a term without
+    such a requirement allows every node (None)."""
+    names: set[str] | None = None
+    for t in terms:
+        term_names: set[str] | None = None
+        fields = t.get("matchFields") if isinstance(t, dict) else None
+        for r in fields or ():
+            if isinstance(r, dict) and r.get("key") == NODE_NAME_FIELD and r.get("operator") == "In":
+                s = {str(v) for v in (r.get("values") or ())}
+                term_names = s if term_names is None else term_names & s
+        if term_names is None:
+            return None
+        names = term_names if names is None else names | term_names
+    return names
+
+
+class NodeAffinity:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        self.handle = handle
+        self.added_selector, self.added_preferred, errs = parse_added_affinity(args.get("addedAffinity"))
+        if errs:
+            raise ConfigError([f"NodeAffinity: {e}" for e in errs])
+
+    # ----- PreFilter / Filter ----------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+        req = required_node_affinity(pod)  # parsed (and checked) once per pod
+        terms = _required_terms(pod)
+        if terms is None and self.added_selector is None and pod.spec.get("nodeSelector") is None:
+            # nothing for Filter to do with this pod
+            return None, Status.skip()
+        state.write(PRE_FILTER_STATE_KEY, req)
+        if not terms:
+            return None, Status.success()
+        names = _pinned_node_names(terms)
+        if names is None:
+            return None, Status.success()
+        if not names:
+            # every term pins conflicting node names: no node can match
+            return None, Status(Code.UnschedulableAndUnresolvable, ERR_REASON_CONFLICT)
+        return PreFilterResult(names), Status.success()
+
+    def filter(self, state: CycleState, pod: Pod, nodes: IntArray) -> Verdicts:
+        cluster = state.cluster
+        v = Verdicts.build(len(nodes))
+        if self.added_selector is not None:
+            v.reject(
+                ~self.added_selector.mask(cluster, nodes),
+                Code.UnschedulableAndUnresolvable,
+                ERR_REASON_ENFORCED,
+            )
+        req = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(req, RequiredNodeAffinity):
+            # PreFilter disabled: parse here, as upstream falls back to
+            req = required_node_affinity(pod)
+        if not req.matches_everything():
+            # parse errors are ignored: an unparsable term simply matches no node
+            v.reject(~req.match_all(cluster)[nodes], Code.UnschedulableAndUnresolvable, ERR_REASON_POD)
+        return v.done()
+
+    # ----- PreScore / Score --------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: Pod, nodes: IntArray) -> Status:
+        preferred = pod_preferred_terms(pod)
+        if preferred is not None and preferred.errors:
+            return Status.error(preferred.error_message())
+        if preferred is None and self.added_preferred is None:
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, preferred)
+        return Status.success()
+
+    def score(self, state: CycleState, pod: Pod, nodes: IntArray) -> IntArray:
+        cluster = state.cluster
+        out = np.zeros(len(nodes), dtype=np.int64)
+        if self.added_preferred is not None:
+            out += self.added_preferred.score(cluster, nodes)
+        preferred = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(preferred, PreferredSchedulingTerms):
+            preferred = pod_preferred_terms(pod)
+        if preferred is not None:
+            if preferred.errors:
+                # only reachable with PreScore disabled; upstream's Score returns the error
+                from ..runtime.framework import CycleError
+
+                raise CycleError(preferred.error_message(), NAME)
+            out += preferred.score(cluster, nodes)
+        return out
+
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: IntArray, scores: IntArray) -> IntArray:
+        return default_normalize_score(MAX_NODE_SCORE, False, scores)

@@ -1,0 +1,47 @@
+"""resource.Quantity handling (k8s.io/apimachinery/pkg/api/resource).
+
+Parsing is the kubernetes client's ``parse_quantity``; this module only converts to the integer
+units the scheduler works in: CPU in milli-units (MilliValue, rounded up) and everything else in
+whole units (Value, rounded up).
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+from kubernetes.utils.quantity import parse_quantity
+
+from .errors import InputError
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+
+def parse(value: object, *, obj: str = "", field: str = "") -> Decimal:
+    """Parse a Quantity (string or number) into an exact Decimal."""
+    if isinstance(value, bool) or value is None:
+        raise InputError(f"invalid quantity {value!r}: expected a string or a number", obj=obj, field=field)
+    try:
+        q = parse_quantity(value)
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        raise InputError(f"invalid quantity {value!r}: {exc}", obj=obj, field=field) from None
+    if not isinstance(q, Decimal) or not q.is_finite():
+        raise InputError(f"invalid quantity {value!r}", obj=obj, field=field)
+    return q
+
+
+def to_int(resource: str, value: object, *, obj: str = "", field: str = "") -> int:
+    """A quantity in the scheduler's unit for ``resource``: milli-CPU for cpu, whole units otherwise."""
+    q = parse(value, obj=obj, field=field)
+    if resource == CPU:
+        return math.ceil(q * 1000)
+    return math.ceil(q)
+
+
+def format_milli_cpu(milli: int) -> str:
+    if milli % 1000 == 0:
+        return str(milli // 1000)
+    return f"{milli}m"

@@ -1,0 +1,384 @@
+"""A profile's plugins, run point by point (pkg/scheduler/framework/runtime/framework.go).
+
+The framework owns order and aggregation: plugins never call each other. Filter runs plugin after
+plugin over the nodes still passing, which gives every node the status of the first plugin that
+rejects it, as ``RunFilterPlugins`` does node by node.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..config import ProfileConfig
+from ..framework import (
+    BindPlugin,
+    Code,
+    CycleState,
+    FilterPlugin,
+    Handle,
+    NormalizeScorePlugin,
+    NodeToStatus,
+    PermitPlugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    Status,
+)
+from ..framework import MAX_NODE_SCORE, MIN_NODE_SCORE
+from ..objects import Pod
+from . import registry
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass
+class Stage:
+    """One plugin call at one extension point, as the trace records it."""
+
+    point: str
+    plugin: str
+    code: str
+    reason: str = ""
+    duration_micros: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FilterOutcome:
+    """Filter verdicts for a batch: codes (0 passes), failing plugin index and reason tuple index."""
+
+    codes: npt.NDArray[np.int8]
+    plugin_ids: npt.NDArray[np.int16]
+    reason_ids: npt.NDArray[np.int32]
+
+
+@dataclass
+class ScoreOutcome:
+    plugins: list[str]
+    weights: list[int]
+    raw: IntArray  # plugins x nodes
+    normalized: IntArray  # plugins x nodes
+    total: IntArray
+
+
+class CycleError(Exception):
+    """A plugin returned Error: the cycle ends with this message."""
+
+    def __init__(self, message: str, plugin: str = "") -> None:
+        super().__init__(message)
+        self.plugin = plugin
+
+
+def _micros(t0: float) -> int:
+    return int((time.perf_counter() - t0) * 1_000_000)
+
+
+class Framework:
+    """The plugins of one profile, instantiated once and shared by every extension point they implement."""
+
+    def __init__(self, profile: ProfileConfig, handle: Handle) -> None:
+        self.profile = profile
+        self.name = profile.scheduler_name
+        self.handle = handle
+        self.instances: dict[str, Any] = {}
+        for refs in profile.plugins.values():
+            for ref in refs:
+                if ref.name not in self.instances:
+                    cls = registry.plugin_class(ref.name)
+                    self.instances[ref.name] = cls(profile.plugin_args.get(ref.name, {}), handle)
+
+        def pick(point: str, proto: type) -> list[Any]:
+            return [self.instances[r.name] for r in profile.plugins.get(point, []) if isinstance(self.instances[r.name], proto)]
+
+        self.queue_sort: list[QueueSortPlugin] = pick("queueSort", QueueSortPlugin)
+        self.pre_enqueue: list[PreEnqueuePlugin] = pick("preEnqueue", PreEnqueuePlugin)
+        self.pre_filter: list[PreFilterPlugin] = pick("preFilter", PreFilterPlugin)
+        self.filter: list[FilterPlugin] = pick("filter", FilterPlugin)
+        self.post_filter: list[PostFilterPlugin] = pick("postFilter", PostFilterPlugin)
+        self.pre_score: list[PreScorePlugin] = pick("preScore", PreScorePlugin)
+        self.score: list[ScorePlugin] = pick("score", ScorePlugin)
+        self.score_weights: dict[str, int] = {r.name: r.weight for r in profile.plugins.get("score", [])}
+        self.reserve: list[ReservePlugin] = pick("reserve", ReservePlugin)
+        self.permit: list[PermitPlugin] = pick("permit", PermitPlugin)
+        self.pre_bind: list[PreBindPlugin] = pick("preBind", PreBindPlugin)
+        self.bind: list[BindPlugin] = pick("bind", BindPlugin)
+        self.post_bind: list[PostBindPlugin] = pick("postBind", PostBindPlugin)
+        self.filter_names: list[str] = [p.name for p in self.filter]
+        handle.framework = self
+
+    @property
+    def percentage_of_nodes_to_score(self) -> int | None:
+        return self.profile.percentage_of_nodes_to_score
+
+    # ----- PreEnqueue --------------------------------------------------------------------
+    def run_pre_enqueue(self, pod: Pod, stages: list[Stage]) -> Status:
+        for pl in self.pre_enqueue:
+            t0 = time.perf_counter()
+            s = pl.pre_enqueue(pod)
+            stages.append(Stage("PreEnqueue", pl.name, s.code.name, s.message(), _micros(t0)))
+            if not s.is_success():
+                return s.with_plugin(pl.name)
+        return Status.success()
+
+    # ----- PreFilter ---------------------------------------------------------------------
+    def run_pre_filter(
+        self, state: CycleState, pod: Pod, stages: list[Stage]
+    ) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """RunPreFilterPlugins: result, status (Success or the rejecting one), plugins that narrowed nodes."""
+        result: PreFilterResult | None = None
+        with_nodes: set[str] = set()
+        returned: Status = Status.success()
+        skipped: set[str] = set()
+        for pl in self.pre_filter:
+            t0 = time.perf_counter()
+            r, s = pl.pre_filter(state, pod)
+            stage = Stage("PreFilter", pl.name, s.code.name, s.message(), _micros(t0))
+            if r is not None and r.node_names is not None:
+                stage.details["nodeNames"] = sorted(r.node_names)
+            stages.append(stage)
+            if s.is_skip():
+                skipped.add(pl.name)
+                continue
+            if not s.is_success():
+                s.plugin = pl.name
+                if s.code == Code.UnschedulableAndUnresolvable:
+                    state.skip_filter_plugins = skipped
+                    return None, s, set()
+                if s.code == Code.Unschedulable:
+                    returned = s
+                    continue
+                state.skip_filter_plugins = skipped
+                raise CycleError(f'running PreFilter plugin "{pl.name}": {s.message()}', pl.name)
+            if r is not None and not r.all_nodes():
+                with_nodes.add(pl.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                names = sorted(with_nodes)
+                if len(names) == 1:
+                    msg = f"node(s) didn't satisfy plugin {names[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                state.skip_filter_plugins = skipped
+                return result, Status(Code.UnschedulableAndUnresolvable, msg), with_nodes
+        state.skip_filter_plugins = skipped
+        return result, returned, with_nodes
+
+    # ----- Filter ------------------------------------------------------------------------
+    def run_filter(
+        self, state: CycleState, pod: Pod, nodes: IntArray, reasons: ReasonTable, timings: dict[str, int]
+    ) -> FilterOutcome:
+        """Every node's verdict: the first plugin, in profile order, that rejects it."""
+        count = len(nodes)
+        codes = np.zeros(count, dtype=np.int8)
+        plugin_ids = np.full(count, -1, dtype=np.int16)
+        reason_ids = np.full(count, -1, dtype=np.int32)
+        alive = np.arange(count, dtype=np.int64)
+        for k, pl in enumerate(self.filter):
+            if pl.name in state.skip_filter_plugins or len(alive) == 0:
+                continue
+            t0 = time.perf_counter()
+            v = pl.filter(state, pod, nodes[alive])
+            timings[pl.name] = timings.get(pl.name, 0) + _micros(t0)
+            failed = np.flatnonzero(v.codes)
+            if len(failed) == 0:
+                continue
+            if np.any(v.codes[failed] == Code.Error):
+                j = int(failed[np.flatnonzero(v.codes[failed] == Code.Error)[0]])
+                _, rs = v.at(j)
+                raise CycleError(f'running "{pl.name}" filter plugin: {", ".join(rs)}', pl.name)
+            pos = alive[failed]
+            codes[pos] = v.codes[failed]
+            plugin_ids[pos] = k
+            table = np.asarray([reasons.intern(r) for r in v.reasons] or [-1], dtype=np.int32)
+            reason_ids[pos] = table[v.reason_ids[failed]]
+            alive = alive[v.codes == 0]
+        return FilterOutcome(codes, plugin_ids, reason_ids)
+
+    def evaluate_node(self, pod: Pod, node: int) -> Status:
+        """PreFilter then Filter for ``pod`` on one node of the cluster as it is now.
+
+        What preemption uses to ask "would the pod fit here once these pods are gone?": callers
+        mutate the cluster (remove or add pods), call this, and restore it.
+        """
+        state = CycleState(self.handle.cluster)
+        res, s, _ = self.run_pre_filter(state, pod, [])
+        if not s.is_success():
+            return s
+        name = self.handle.cluster.names[node]
+        if res is not None and res.node_names is not None and name not in res.node_names:
+            return Status(Code.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s)")
+        table = ReasonTable()
+        out = self.run_filter(state, pod, np.asarray([node], dtype=np.int64), table, {})
+        code = int(out.codes[0])
+        if code == 0:
+            return Status.success()
+        rid = int(out.reason_ids[0])
+        return Status(Code(code), *(table.items[rid] if rid >= 0 else ()), plugin=self.filter_names[int(out.plugin_ids[0])])
+
+    # ----- PostFilter --------------------------------------------------------------------
+    def run_post_filter(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus, stages: list[Stage]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """RunPostFilterPlugins: the first Success/Unresolvable/Error ends the loop; rejections accumulate."""
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.post_filter:
+            t0 = time.perf_counter()
+            r, s = pl.post_filter(state, pod, statuses)
+            stage = Stage("PostFilter", pl.name, s.code.name, s.message(), _micros(t0))
+            if r is not None:
+                stage.details = dict(r.details)
+                if r.nominated_node_name:
+                    stage.details["nominatedNodeName"] = r.nominated_node_name
+            stages.append(stage)
+            if s.is_success():
+                return r, s.with_plugin(pl.name)
+            if s.code == Code.UnschedulableAndUnresolvable:
+                return r, s.with_plugin(pl.name)
+            if not s.is_rejected():
+                return None, Status(Code.Error, *s.reasons, plugin=pl.name)
+            if r is not None:
+                result = r
+            reasons.extend(s.reasons)
+            if not rejector:
+                rejector = pl.name
+        return result, Status(Code.Unschedulable, *reasons, plugin=rejector)
+
+    # ----- PreScore / Score --------------------------------------------------------------
+    def run_pre_score(self, state: CycleState, pod: Pod, nodes: IntArray, stages: list[Stage]) -> None:
+        skipped: set[str] = set()
+        for pl in self.pre_score:
+            t0 = time.perf_counter()
+            s = pl.pre_score(state, pod, nodes)
+            stages.append(Stage("PreScore", pl.name, s.code.name, s.message(), _micros(t0)))
+            if s.is_skip():
+                skipped.add(pl.name)
+                continue
+            if not s.is_success():
+                state.skip_score_plugins = skipped
+                raise CycleError(f'running PreScore plugin "{pl.name}": {s.message()}', pl.name)
+        state.skip_score_plugins = skipped
+
+    def run_score(self, state: CycleState, pod: Pod, nodes: IntArray, stages: list[Stage]) -> ScoreOutcome:
+        active = [pl for pl in self.score if pl.name not in state.skip_score_plugins]
+        count = len(nodes)
+        raw = np.zeros((len(active), count), dtype=np.int64)
+        norm = np.zeros((len(active), count), dtype=np.int64)
+        for k, pl in enumerate(active):
+            t0 = time.perf_counter()
+            raw[k] = pl.score(state, pod, nodes)
+            stages.append(Stage("Score", pl.name, "Success", "", _micros(t0)))
+        for k, pl in enumerate(active):
+            if isinstance(pl, NormalizeScorePlugin):
+                t0 = time.perf_counter()
+                norm[k] = pl.normalize_score(state, pod, nodes, raw[k].copy())
+                stages.append(Stage("NormalizeScore", pl.name, "Success", "", _micros(t0)))
+            else:
+                norm[k] = raw[k]
+        for k, pl in enumerate(active):
+            if count and (norm[k].max() > MAX_NODE_SCORE or norm[k].min() < MIN_NODE_SCORE):
+                bad = int(norm[k][(norm[k] > MAX_NODE_SCORE) | (norm[k] < MIN_NODE_SCORE)][0])
+                raise CycleError(
+                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score '
+                    f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    pl.name,
+                )
+        weights = [self.score_weights.get(pl.name, 1) for pl in active]
+        w = np.asarray(weights, dtype=np.int64).reshape(-1, 1)
+        total = (norm * w).sum(axis=0) if len(active) else np.zeros(count, dtype=np.int64)
+        return ScoreOutcome([pl.name for pl in active], weights, raw, norm, total.astype(np.int64))
+
+    # ----- Reserve .. PostBind -----------------------------------------------------------
+    def run_reserve(self, state: CycleState, pod: Pod, node: str, stages: list[Stage]) -> Status:
+        for i, pl in enumerate(self.reserve):
+            t0 = time.perf_counter()
+            s = pl.reserve(state, pod, node)
+            stages.append(Stage("Reserve", pl.name, s.code.name, s.message(), _micros(t0)))
+            if not s.is_success():
+                self.run_unreserve(state, pod, node, stages, upto=len(self.reserve))
+                del i
+                return s.with_plugin(pl.name)
+        return Status.success()
+
+    def run_unreserve(self, state: CycleState, pod: Pod, node: str, stages: list[Stage], upto: int = -1) -> None:
+        # Unreserve runs in reverse order of Reserve.
+        plugins = self.reserve if upto < 0 else self.reserve[:upto]
+        for pl in reversed(plugins):
+            t0 = time.perf_counter()
+            pl.unreserve(state, pod, node)
+            stages.append(Stage("Unreserve", pl.name, "Success", "", _micros(t0)))
+
+    def run_permit(self, state: CycleState, pod: Pod, node: str, stages: list[Stage]) -> tuple[Status, float]:
+        waiting = False
+        timeout = 0.0
+        for pl in self.permit:
+            t0 = time.perf_counter()
+            s, t = pl.permit(state, pod, node)
+            stages.append(Stage("Permit", pl.name, s.code.name, s.message(), _micros(t0)))
+            if s.is_success():
+                continue
+            if s.code == Code.Wait:
+                waiting = True
+                timeout = t if not timeout else min(timeout, t)
+                continue
+            return s.with_plugin(pl.name), 0.0
+        if waiting:
+            return Status(Code.Wait), timeout
+        return Status.success(), 0.0
+
+    def run_pre_bind(self, state: CycleState, pod: Pod, node: str, stages: list[Stage]) -> Status:
+        for pl in self.pre_bind:
+            t0 = time.perf_counter()
+            s = pl.pre_bind(state, pod, node)
+            stages.append(Stage("PreBind", pl.name, s.code.name, s.message(), _micros(t0)))
+            if s.is_skip():
+                continue
+            if not s.is_success():
+                return s.with_plugin(pl.name)
+        return Status.success()
+
+    def run_bind(self, state: CycleState, pod: Pod, node: str, stages: list[Stage]) -> Status:
+        for pl in self.bind:
+            t0 = time.perf_counter()
+            s = pl.bind(state, pod, node)
+            stages.append(Stage("Bind", pl.name, s.code.name, s.message(), _micros(t0)))
+            if s.is_skip():
+                continue
+            return s.with_plugin(pl.name)
+        return Status(Code.Error, "no bind plugin bound the pod")
+
+    def run_post_bind(self, state: CycleState, pod: Pod, node: str, stages: list[Stage]) -> None:
+        for pl in self.post_bind:
+            t0 = time.perf_counter()
+            pl.post_bind(state, pod, node)
+            stages.append(Stage("PostBind", pl.name, "Success", "", _micros(t0)))
+
+
+class ReasonTable:
+    """Interns reason tuples for a whole replay so per-node reasons are stored as small integers."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, ...]] = []
+        self._index: dict[tuple[str, ...], int] = {}
+
+    def intern(self, reasons: tuple[str, ...]) -> int:
+        i = self._index.get(reasons)
+        if i is None:
+            i = len(self.items)
+            self.items.append(reasons)
+            self._index[reasons] = i
+        return i

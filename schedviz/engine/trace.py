@@ -1,0 +1,186 @@
+"""The public trace format (docs/trace-format.md), kept compactly in memory.
+
+A cycle keeps its per-node results as arrays over the snapshot's nodes (filter code, rejecting
+plugin, interned reasons) and its scores as plugin x feasible-node matrices; ``to_dict`` expands
+them into the documented JSON only when asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .framework import Code
+from .runtime.framework import Stage
+
+API_VERSION = "schedviz.io/v1"
+KIND = "ReplayTrace"
+KUBERNETES_VERSION = "v1.35.4"
+TRACE_FORMAT_VERSION = 1
+
+NOT_EVALUATED = -1
+
+RESULTS = ("Scheduled", "Unschedulable", "Waiting", "Error", "NotHandled", "Gated")
+
+
+@dataclass
+class CycleRecord:
+    """One scheduling attempt of one pod."""
+
+    pod: str
+    profile: str
+    result: str
+    seq: int = 0
+    selected_node: str | None = None
+    tied_nodes: list[str] = field(default_factory=list)
+    message: str | None = None
+    message_before_post_filter: str | None = None
+    stages: list[Stage] = field(default_factory=list)
+    # node-level verdicts over all snapshot nodes (index = snapshot order)
+    filter_codes: npt.NDArray[np.int8] | None = None
+    filter_plugins: npt.NDArray[np.int16] | None = None
+    filter_reasons: npt.NDArray[np.int32] | None = None
+    filter_plugin_names: list[str] = field(default_factory=list)
+    evaluation_order: npt.NDArray[np.int64] | None = None
+    start_index: int = 0
+    nodes_to_find: int = 0
+    # scoring over feasible nodes
+    feasible: npt.NDArray[np.int64] | None = None
+    score_plugins: list[str] = field(default_factory=list)
+    score_weights: list[int] = field(default_factory=list)
+    skipped_score_plugins: list[str] = field(default_factory=list)
+    raw_scores: npt.NDArray[np.int64] | None = None
+    normalized_scores: npt.NDArray[np.int64] | None = None
+    totals: npt.NDArray[np.int64] | None = None
+    scored: bool = False
+    nominated_node: str | None = None
+    post_filter: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    def node_total(self, node_index: int) -> int | None:
+        if self.feasible is None or self.totals is None:
+            return None
+        pos = np.flatnonzero(self.feasible == node_index)
+        return int(self.totals[pos[0]]) if len(pos) else None
+
+
+class ReplayTrace:
+    """Every cycle of a replay, with the node names and reason table needed to expand them."""
+
+    def __init__(self, node_names: list[str], reasons: list[tuple[str, ...]], options: dict[str, Any]) -> None:
+        self.node_names = node_names
+        self.reasons = reasons
+        self.options = options
+        self.cycles: list[CycleRecord] = []
+
+    def cycle(self, pod: str) -> CycleRecord:
+        for c in self.cycles:
+            if c.pod == pod:
+                return c
+        raise KeyError(pod)
+
+    def to_dict(self, *, nodes: bool = True) -> dict[str, Any]:
+        return {
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "formatVersion": TRACE_FORMAT_VERSION,
+            "kubernetesVersion": KUBERNETES_VERSION,
+            "options": self.options,
+            "nodeNames": self.node_names,
+            "cycles": [cycle_to_dict(c, self.node_names, self.reasons, nodes=nodes) for c in self.cycles],
+        }
+
+
+def _stage(s: Stage) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "point": s.point,
+        "plugin": s.plugin,
+        "code": s.code,
+        "reason": s.reason,
+        "durationMicros": s.duration_micros,
+    }
+    if s.details:
+        out["details"] = s.details
+    return out
+
+
+def cycle_to_dict(
+    c: CycleRecord, node_names: list[str], reasons: list[tuple[str, ...]], *, nodes: bool = True
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "seq": c.seq,
+        "pod": c.pod,
+        "profile": c.profile,
+        "result": c.result,
+        "selectedNode": c.selected_node,
+        "tiedNodes": c.tied_nodes,
+        "message": c.message,
+        "messageBeforePostFilter": c.message_before_post_filter,
+        "nominatedNode": c.nominated_node,
+        "scored": c.scored,
+        "scorePlugins": c.score_plugins,
+        "scoreWeights": dict(zip(c.score_plugins, c.score_weights, strict=True)),
+        "skippedScorePlugins": c.skipped_score_plugins,
+        "startIndex": c.start_index,
+        "nodesToFind": c.nodes_to_find,
+        "evaluatedNodes": 0 if c.evaluation_order is None else len(c.evaluation_order),
+        "stages": [_stage(s) for s in c.stages],
+    }
+    if c.post_filter:
+        out["postFilter"] = c.post_filter
+    if c.error:
+        out["error"] = c.error
+    if nodes:
+        out["nodes"] = node_entries(c, node_names, reasons)
+    return out
+
+
+def node_entries(
+    c: CycleRecord, node_names: list[str], reasons: list[tuple[str, ...]], only: list[int] | None = None
+) -> dict[str, Any]:
+    """The per-node part of a cycle: filter verdict, scores per plugin, total."""
+    result: dict[str, Any] = {}
+    if c.filter_codes is None:
+        return result
+    feas_pos: dict[int, int] = {}
+    if c.feasible is not None:
+        feas_pos = {int(n): k for k, n in enumerate(c.feasible.tolist())}
+    codes = c.filter_codes
+    plugins = c.filter_plugins
+    rids = c.filter_reasons
+    indices = range(len(node_names)) if only is None else only
+    for i in indices:
+        code = int(codes[i])
+        entry: dict[str, Any]
+        if code == NOT_EVALUATED:
+            entry = {"evaluated": False, "filter": None}
+        else:
+            pid = int(plugins[i]) if plugins is not None else -1
+            rid = int(rids[i]) if rids is not None else -1
+            entry = {
+                "evaluated": True,
+                "filter": {
+                    "code": Code(code).name,
+                    "plugin": c.filter_plugin_names[pid] if pid >= 0 else "",
+                    "reasons": list(reasons[rid]) if rid >= 0 else [],
+                },
+            }
+        k = feas_pos.get(i)
+        if k is not None and c.scored and c.raw_scores is not None and c.normalized_scores is not None:
+            scores: dict[str, Any] = {}
+            for p, name in enumerate(c.score_plugins):
+                norm = int(c.normalized_scores[p, k])
+                scores[name] = {
+                    "raw": int(c.raw_scores[p, k]),
+                    "normalized": norm,
+                    "weighted": norm * c.score_weights[p],
+                }
+            for name in c.skipped_score_plugins:
+                scores[name] = {"skipped": True}
+            entry["scores"] = scores
+            entry["total"] = int(c.totals[k]) if c.totals is not None else 0
+        result[node_names[i]] = entry
+    return result
