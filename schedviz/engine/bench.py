@@ -89,7 +89,13 @@ def synthetic_cluster(num_nodes: int, num_pods: int) -> Snapshot:
 
 def _pod(name: str, app: str, cpu: str, mem: str, node: str | None = None) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "containers": [{"name": "c", "image": f"registry.example/{app}:1", "resources": {"requests": {"cpu": cpu, "memory": mem}}}]
+        "containers": [
+            {
+                "name": "c",
+                "image": f"registry.example/{app}:1",
+                "resources": {"requests": {"cpu": cpu, "memory": mem}},
+            }
+        ]
     }
     if node:
         spec["nodeName"] = node
@@ -128,7 +134,14 @@ def measure(num_nodes: int, num_pods: int, all_nodes: bool) -> dict[str, Any]:
 
 def run_bench(num_nodes: int, num_pods: int, all_nodes: bool = True) -> dict[str, Any]:
     """Measure one size in a fresh interpreter."""
-    cmd = [sys.executable, "-m", "schedviz.engine.bench", str(num_nodes), str(num_pods), "1" if all_nodes else "0"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "schedviz.engine.bench",
+        str(num_nodes),
+        str(num_pods),
+        "1" if all_nodes else "0",
+    ]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result

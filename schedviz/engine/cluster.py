@@ -64,20 +64,23 @@ class LabelColumn:
 
     @property
     def present(self) -> BoolArray:
-        return self.codes >= 0
+        out: BoolArray = self.codes >= 0
+        return out
 
     def equals(self, value: str) -> BoolArray:
         code = self.vocab.get(value)
         if code is None:
             return np.zeros(len(self.codes), dtype=bool)
-        return self.codes == code
+        out: BoolArray = self.codes == code
+        return out
 
     def isin(self, values: Iterable[str]) -> BoolArray:
         codes = [self.vocab[v] for v in values if v in self.vocab]
         if not codes:
             return np.zeros(len(self.codes), dtype=bool)
         if len(codes) == 1:
-            return self.codes == codes[0]
+            one: BoolArray = self.codes == codes[0]
+            return one
         return np.isin(self.codes, np.asarray(codes, dtype=np.int32))
 
 

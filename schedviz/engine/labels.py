@@ -70,15 +70,21 @@ class LabelSelector:
             if not isinstance(key, str) or not key:
                 raise InputError("key is required", obj=obj, field=f"{f}.key")
             if op not in OPERATORS:
-                raise InputError(f"{op!r} is not a valid label selector operator", obj=obj, field=f"{f}.operator")
+                raise InputError(
+                    f"{op!r} is not a valid label selector operator", obj=obj, field=f"{f}.operator"
+                )
             values = e.get("values") or []
             if not isinstance(values, list):
                 raise InputError("expected a list", obj=obj, field=f"{f}.values")
             if op in ("In", "NotIn") and not values:
-                raise InputError("must be specified when `operator` is 'In' or 'NotIn'", obj=obj, field=f"{f}.values")
+                raise InputError(
+                    "must be specified when `operator` is 'In' or 'NotIn'", obj=obj, field=f"{f}.values"
+                )
             if op in ("Exists", "DoesNotExist") and values:
                 raise InputError(
-                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'", obj=obj, field=f"{f}.values"
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                    obj=obj,
+                    field=f"{f}.values",
                 )
             reqs.append(Requirement(key, str(op), frozenset(str(v) for v in values)))
         return cls(reqs)

@@ -22,10 +22,26 @@ from .objects import KubeObject, Node, Pod
 # Kinds the engine keeps; anything else is listed as ignored.
 KEPT_KINDS = frozenset(
     {
-        "Namespace", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Deployment",
-        "PriorityClass", "PodDisruptionBudget", "PersistentVolume", "PersistentVolumeClaim",
-        "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "ResourceClaim",
-        "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "PodGroup", "VolumeAttachment",
+        "Namespace",
+        "Service",
+        "ReplicaSet",
+        "StatefulSet",
+        "ReplicationController",
+        "Deployment",
+        "PriorityClass",
+        "PodDisruptionBudget",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+        "CSIStorageCapacity",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "DeviceClass",
+        "ResourceSlice",
+        "PodGroup",
+        "VolumeAttachment",
     }
 )
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -87,7 +103,9 @@ def parse_documents(text: str, source: str) -> list[Any]:
         try:
             return [json.loads(text)]
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=source) from None
+            raise InputError(
+                f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=source
+            ) from None
     try:
         return [d for d in yaml.load_all(text, Loader=_StrictLoader) if d is not None]
     except InputError as exc:
@@ -170,7 +188,9 @@ def load_texts(texts: Iterable[tuple[str, str]]) -> Snapshot:
                     else:
                         raise InputError("kind is required", obj=label, field="kind")
                 except InputError as exc:
-                    raise InputError(exc.problem, source=source, obj=exc.obj or label, field=exc.field) from None
+                    raise InputError(
+                        exc.problem, source=source, obj=exc.obj or label, field=exc.field
+                    ) from None
     _check_unique(snap)
     resolve_priorities(snap)
     return snap

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .config import is_label_key, is_label_value
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -44,9 +45,6 @@ NODE_NAME_FIELD = "metadata.name"
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
 _GO_INT_RE = re.compile(r"[+-]?[0-9]+")
-_QNAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-_DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 _MASK_CACHE = "nodeselectors.masks"
 _INT_CACHE = "nodeselectors.ints"
@@ -67,57 +65,21 @@ def parse_go_int64(text: str) -> int | None:
 
 
 def label_key_problems(key: str) -> list[str]:
-    """Why ``key`` is not a valid qualified label key (IsQualifiedName); empty when it is."""
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            return ["prefix part must be non-empty"]
-        if len(prefix) > 253:
-            return ["prefix part must be no more than 253 bytes"]
-        if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-            return [
-                "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                "characters, '-' or '.', and must start and end with an alphanumeric character"
-            ]
-    else:
-        return [
-            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must "
-            "start and end with an alphanumeric character with an optional DNS subdomain prefix and '/'"
-        ]
-    if not name:
-        return ["name part must be non-empty"]
-    if len(name) > 63:
-        return ["name part must be no more than 63 bytes"]
-    if not _QNAME_RE.fullmatch(name):
-        return [
-            "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-            "end with an alphanumeric character"
-        ]
-    return []
+    """Why ``key`` is not a valid label key (content.IsLabelKey); empty when it is."""
+    return is_label_key(key)
 
 
 def label_value_problems(value: str) -> list[str]:
-    """Why ``value`` is not a valid label value (IsValidLabelValue); empty when it is."""
-    out = []
-    if len(value) > 63:
-        out.append("must be no more than 63 bytes")
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        out.append(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', "
-            "'_' or '.', and must start and end with an alphanumeric character"
-        )
-    return out
+    """Why ``value`` is not a valid label value (content.IsLabelValue); empty when it is."""
+    return is_label_value(value)
 
 
-def _quote(v: str) -> str:
+def go_quote(v: str) -> str:
     return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _values_json(values: list[str]) -> str:
-    return "[" + ",".join(_quote(v) for v in values) + "]" if values else "null"
+    return "[" + ",".join(go_quote(v) for v in values) + "]" if values else "null"
 
 
 # ----- per-cluster derived data ----------------------------------------------------------------------
@@ -275,25 +237,24 @@ def _requirement_fields(e: Any, obj: str, path: str) -> tuple[str, str, list[str
     return key, op, _str_values(e.get("values"), obj, f"{path}.values")
 
 
-def _parse_label_requirement(
-    e: Any, obj: str, path: str, epath: str, errs: list[str]
-) -> LabelRequirement | None:
-    """nodeSelectorRequirementsAsSelector + labels.NewRequirement for one requirement.
-
-    ``path`` locates structural problems (InputError), ``epath`` prefixes the parse errors."""
-    key, op, values = _requirement_fields(e, obj, path)
-    if op not in LABEL_OPERATORS:
-        supported = ", ".join(_quote(o) for o in LABEL_OPERATORS)
-        errs.append(f"{epath}.operator: Unsupported value: {_quote(op)}: supported values: {supported}")
-        return None
-    before = len(errs)
-    for p in label_key_problems(key):
-        errs.append(f"{epath}.key: Invalid value: {_quote(key)}: {p}")
-    vpath = f"{epath}.values"
+def new_requirement_errors(key: str, op: str, values: list[str], path: str = "") -> list[str]:
+    """The problems labels.NewRequirement finds in a requirement (``op`` one of In, NotIn, Exists,
+    DoesNotExist, Gt, Lt, Equals); ``path`` prefixes the field paths as upstream's PathOption."""
+    pre = f"{path}." if path else ""
+    errs: list[str] = []
+    key_problems = label_key_problems(key)
+    if key_problems:
+        errs.append(f"{pre}key: Invalid value: {go_quote(key)}: {'; '.join(key_problems)}")
+    vpath = f"{pre}values"
     if op in ("In", "NotIn"):
         if not values:
             errs.append(
                 f"{vpath}: Invalid value: null: for 'in', 'notin' operators, values set can't be empty"
+            )
+    elif op == "Equals":
+        if len(values) != 1:
+            errs.append(
+                f"{vpath}: Invalid value: {_values_json(values)}: exact-match compatibility requires one single value"
             )
     elif op in ("Exists", "DoesNotExist"):
         if values:
@@ -301,7 +262,7 @@ def _parse_label_requirement(
                 f"{vpath}: Invalid value: {_values_json(values)}: "
                 "values set must be empty for exists and does not exist"
             )
-    else:
+    else:  # Gt, Lt
         if len(values) != 1:
             errs.append(
                 f"{vpath}: Invalid value: {_values_json(values)}: "
@@ -310,13 +271,30 @@ def _parse_label_requirement(
         for i, v in enumerate(values):
             if parse_go_int64(v) is None:
                 errs.append(
-                    f"{vpath}[{i}]: Invalid value: {_quote(v)}: "
+                    f"{vpath}[{i}]: Invalid value: {go_quote(v)}: "
                     "for 'Gt', 'Lt' operators, the value must be an integer"
                 )
     for i, v in enumerate(values):
-        for p in label_value_problems(v):
-            errs.append(f"{vpath}[{i}][{key}]: Invalid value: {_quote(v)}: {p}")
-    if len(errs) != before:
+        value_problems = label_value_problems(v)
+        if value_problems:
+            errs.append(f"{vpath}[{i}][{key}]: Invalid value: {go_quote(v)}: {'; '.join(value_problems)}")
+    return errs
+
+
+def _parse_label_requirement(
+    e: Any, obj: str, path: str, epath: str, errs: list[str]
+) -> LabelRequirement | None:
+    """nodeSelectorRequirementsAsSelector + labels.NewRequirement for one requirement.
+
+    ``path`` locates structural problems (InputError), ``epath`` prefixes the parse errors."""
+    key, op, values = _requirement_fields(e, obj, path)
+    if op not in LABEL_OPERATORS:
+        supported = ", ".join(go_quote(o) for o in LABEL_OPERATORS)
+        errs.append(f"{epath}.operator: Unsupported value: {go_quote(op)}: supported values: {supported}")
+        return None
+    problems = new_requirement_errors(key, op, values, epath)
+    if problems:
+        errs.extend(problems)
         return None
     return LabelRequirement(key, op, tuple(values))
 
@@ -327,8 +305,8 @@ def _parse_field_requirement(
     """nodeSelectorRequirementsAsFieldSelector for one requirement."""
     key, op, values = _requirement_fields(e, obj, path)
     if op not in FIELD_OPERATORS:
-        supported = ", ".join(_quote(o) for o in FIELD_OPERATORS)
-        errs.append(f"{epath}.operator: Unsupported value: {_quote(op)}: supported values: {supported}")
+        supported = ", ".join(go_quote(o) for o in FIELD_OPERATORS)
+        errs.append(f"{epath}.operator: Unsupported value: {go_quote(op)}: supported values: {supported}")
         return None
     if len(values) != 1:
         errs.append(f"{epath}.values: Invalid value: {_values_json(values)}: must have one element")

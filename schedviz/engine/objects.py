@@ -87,10 +87,15 @@ class Meta:
         self.uid: str = str(md.get("uid") or f"{kind}/{ns}/{name}")
         self.labels: dict[str, str] = _str_map(md.get("labels"), ident, "metadata.labels")
         self.annotations: dict[str, str] = _str_map(md.get("annotations"), ident, "metadata.annotations")
-        self.creation: float | None = parse_time(md.get("creationTimestamp"), ident, "metadata.creationTimestamp")
-        self.deletion: float | None = parse_time(md.get("deletionTimestamp"), ident, "metadata.deletionTimestamp")
+        self.creation: float | None = parse_time(
+            md.get("creationTimestamp"), ident, "metadata.creationTimestamp"
+        )
+        self.deletion: float | None = parse_time(
+            md.get("deletionTimestamp"), ident, "metadata.deletionTimestamp"
+        )
         self.owner_refs: list[JSON] = [
-            _mapping(r, ident, "metadata.ownerReferences") for r in _list(md.get("ownerReferences"), ident, "metadata.ownerReferences")
+            _mapping(r, ident, "metadata.ownerReferences")
+            for r in _list(md.get("ownerReferences"), ident, "metadata.ownerReferences")
         ]
 
 
@@ -100,9 +105,19 @@ class KubeObject:
     __slots__ = ("kind", "meta", "raw")
     namespaced_kinds = frozenset(
         {
-            "Pod", "Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Deployment",
-            "PodDisruptionBudget", "PersistentVolumeClaim", "ResourceClaim", "ResourceClaimTemplate",
-            "PodGroup", "Job", "DaemonSet",
+            "Pod",
+            "Service",
+            "ReplicaSet",
+            "StatefulSet",
+            "ReplicationController",
+            "Deployment",
+            "PodDisruptionBudget",
+            "PersistentVolumeClaim",
+            "ResourceClaim",
+            "ResourceClaimTemplate",
+            "PodGroup",
+            "Job",
+            "DaemonSet",
         }
     )
 
@@ -158,14 +173,16 @@ class Node(KubeObject):
             if t.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
                 raise InputError(
                     f"unsupported taint effect {t.get('effect')!r}: NoSchedule, PreferNoSchedule or NoExecute",
-                    obj=ident, field=f"spec.taints[{i}].effect",
+                    obj=ident,
+                    field=f"spec.taints[{i}].effect",
                 )
             self.taints.append(t)
         alloc_raw = _mapping(status.get("allocatable"), ident, "status.allocatable")
         if not alloc_raw:
             alloc_raw = _mapping(status.get("capacity"), ident, "status.capacity")
         self.allocatable: dict[str, int] = {
-            str(k): quantity.to_int(str(k), v, obj=ident, field=f"status.allocatable.{k}") for k, v in alloc_raw.items()
+            str(k): quantity.to_int(str(k), v, obj=ident, field=f"status.allocatable.{k}")
+            for k, v in alloc_raw.items()
         }
         self.images: list[tuple[list[str], int]] = []
         for i, img in enumerate(_list(status.get("images"), ident, "status.images")):
@@ -185,8 +202,17 @@ class Pod(KubeObject):
     """A Pod with the scheduler-relevant fields resolved."""
 
     __slots__ = (
-        "cache", "index", "nominated_node_name", "node_name", "phase", "preemption_policy", "priority",
-        "priority_class_name", "resources", "scheduler_name", "scheduling_gates",
+        "cache",
+        "index",
+        "node_name",
+        "nominated_node_name",
+        "phase",
+        "preemption_policy",
+        "priority",
+        "priority_class_name",
+        "resources",
+        "scheduler_name",
+        "scheduling_gates",
     )
 
     def __init__(self, raw: JSON, index: int = 0) -> None:

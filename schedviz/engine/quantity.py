@@ -25,7 +25,7 @@ def parse(value: object, *, obj: str = "", field: str = "") -> Decimal:
     if isinstance(value, bool) or value is None:
         raise InputError(f"invalid quantity {value!r}: expected a string or a number", obj=obj, field=field)
     try:
-        q = parse_quantity(value)
+        q = parse_quantity(value)  # type: ignore[no-untyped-call]
     except (ValueError, TypeError, ArithmeticError) as exc:
         raise InputError(f"invalid quantity {value!r}: {exc}", obj=obj, field=field) from None
     if not isinstance(q, Decimal) or not q.is_finite():

@@ -70,7 +70,9 @@ class CycleRecord:
 class ReplayTrace:
     """Every cycle of a replay, with the node names and reason table needed to expand them."""
 
-    def __init__(self, node_names: list[str], reasons: list[tuple[str, ...]], options: dict[str, Any]) -> None:
+    def __init__(
+        self, node_names: list[str], reasons: list[tuple[str, ...]], options: dict[str, Any]
+    ) -> None:
         self.node_names = node_names
         self.reasons = reasons
         self.options = options

@@ -36,13 +36,31 @@ TOLERATES = [
     ("equal key value effect", tol("foo", "Equal", "bar", "NoSchedule"), T_FOO_BAR_NS, False, True),
     ("empty operator means Equal", tol("foo", "", "bar", "NoSchedule"), T_FOO_BAR_NS, False, True),
     ("Equal with other value", tol("foo", "Equal", "baz", "NoSchedule"), T_FOO_BAR_NS, False, False),
-    ("Equal with empty value vs valued taint", tol("foo", "Equal", "", "NoSchedule"), T_FOO_BAR_NS, False, False),
-    ("Equal empty value, taint without value", tol("foo", "Equal"), Taint("foo", "", "NoSchedule"), False, True),
+    (
+        "Equal with empty value vs valued taint",
+        tol("foo", "Equal", "", "NoSchedule"),
+        T_FOO_BAR_NS,
+        False,
+        False,
+    ),
+    (
+        "Equal empty value, taint without value",
+        tol("foo", "Equal"),
+        Taint("foo", "", "NoSchedule"),
+        False,
+        True,
+    ),
     ("Exists ignores value", tol("foo", "Exists", "", "NoSchedule"), T_FOO_BAR_NS, False, True),
     ("other key", tol("other", "Exists"), T_FOO_BAR_NS, False, False),
     ("empty key + Exists matches every key", tol("", "Exists"), T_FOO_BAR_NS, False, True),
     ("empty key + Exists with effect", tol("", "Exists", "", "NoExecute"), T_FOO_BAR_NS, False, False),
-    ("empty effect matches all effects", tol("foo", "Equal", "bar"), Taint("foo", "bar", "NoExecute"), False, True),
+    (
+        "empty effect matches all effects",
+        tol("foo", "Equal", "bar"),
+        Taint("foo", "bar", "NoExecute"),
+        False,
+        True,
+    ),
     ("effect mismatch", tol("foo", "Equal", "bar", "PreferNoSchedule"), T_FOO_BAR_NS, False, False),
     # Lt/Gt: taint value compared to the toleration's, gate-controlled
     ("Gt gate off never tolerates", tol("sla", "Gt", "750"), Taint("sla", "950", "NoSchedule"), False, False),
@@ -53,12 +71,24 @@ TOLERATES = [
     ("Lt taint higher", tol("sla", "Lt", "800"), Taint("sla", "950", "NoSchedule"), True, False),
     ("Lt gate off", tol("sla", "Lt", "950"), Taint("sla", "800", "NoSchedule"), False, False),
     ("Gt non-numeric taint", tol("sla", "Gt", "950"), Taint("sla", "high", "NoSchedule"), True, False),
-    ("Gt leading zero is not canonical", tol("sla", "Gt", "1"), Taint("sla", "0700", "NoSchedule"), True, False),
+    (
+        "Gt leading zero is not canonical",
+        tol("sla", "Gt", "1"),
+        Taint("sla", "0700", "NoSchedule"),
+        True,
+        False,
+    ),
     ("Gt '-0' is not canonical", tol("sla", "Lt", "5"), Taint("sla", "-0", "NoSchedule"), True, False),
     ("Gt '+5' is not canonical", tol("sla", "Gt", "1"), Taint("sla", "+5", "NoSchedule"), True, False),
     ("Lt negative values", tol("sla", "Lt", "-3"), Taint("sla", "-10", "NoSchedule"), True, True),
     ("Gt zero", tol("sla", "Gt", "-1"), Taint("sla", "0", "NoSchedule"), True, True),
-    ("Gt out of int64 range", tol("sla", "Gt", "1"), Taint("sla", "9223372036854775808", "NoSchedule"), True, False),
+    (
+        "Gt out of int64 range",
+        tol("sla", "Gt", "1"),
+        Taint("sla", "9223372036854775808", "NoSchedule"),
+        True,
+        False,
+    ),
     ("Gt max int64", tol("sla", "Gt", "1"), Taint("sla", "9223372036854775807", "NoSchedule"), True, True),
 ]
 
@@ -77,7 +107,10 @@ def test_find_matching_untolerated_taint_returns_first_in_filter() -> None:
     # PreferNoSchedule is ignored by the do-not-schedule filter
     assert find_matching_untolerated_taint(taints, [], DO_NOT_SCHEDULE) == Taint("a", "1", "NoSchedule")
     assert find_matching_untolerated_taint(taints, [tol("a", "Exists")], DO_NOT_SCHEDULE) == taints[2]
-    assert find_matching_untolerated_taint(taints, [tol("a", "Exists"), tol("b", "Equal", "2")], DO_NOT_SCHEDULE) is None
+    assert (
+        find_matching_untolerated_taint(taints, [tol("a", "Exists"), tol("b", "Equal", "2")], DO_NOT_SCHEDULE)
+        is None
+    )
     # no filter: every taint counts
     assert find_matching_untolerated_taint(taints, [tol("a", "Exists")]) == taints[0]
     assert tolerations_tolerate_taint([tol("x", "Exists"), tol("soft", "Exists")], taints[0])
@@ -167,7 +200,9 @@ MASKS: list[tuple[str, list[dict[str, Any]], frozenset[str], list[bool]]] = [
 
 
 @pytest.mark.parametrize(("case", "tols", "effects", "want"), MASKS, ids=[c[0] for c in MASKS])
-def test_untolerated_mask(case: str, tols: list[dict[str, Any]], effects: frozenset[str], want: list[bool]) -> None:
+def test_untolerated_mask(
+    case: str, tols: list[dict[str, Any]], effects: frozenset[str], want: list[bool]
+) -> None:
     c = _cluster()
     p = Pod(pod("p", tolerations=tols))
     nodes = all_nodes(c)
@@ -205,4 +240,7 @@ def test_comparison_operators_through_mask() -> None:
     )
     p = Pod(pod("p", tolerations=[{"key": "sla", "operator": "Gt", "value": "950"}]))
     assert untolerated_mask(c, all_nodes(c), p, DO_NOT_SCHEDULE).tolist() == [True, True]
-    assert untolerated_mask(c, all_nodes(c), p, DO_NOT_SCHEDULE, comparison_ops=True).tolist() == [True, False]
+    assert untolerated_mask(c, all_nodes(c), p, DO_NOT_SCHEDULE, comparison_ops=True).tolist() == [
+        True,
+        False,
+    ]

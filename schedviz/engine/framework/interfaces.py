@@ -27,7 +27,9 @@ IntArray = npt.NDArray[np.int64]
 class Handle:
     """What a plugin may reach besides its arguments: the cluster being replayed and feature gates."""
 
-    def __init__(self, cluster: ClusterState, features: dict[str, bool] | None = None, profile: str = "") -> None:
+    def __init__(
+        self, cluster: ClusterState, features: dict[str, bool] | None = None, profile: str = ""
+    ) -> None:
         self.cluster = cluster
         self.features: dict[str, bool] = dict(features or {})
         self.profile = profile

@@ -44,7 +44,8 @@ class Verdicts:
 
     @property
     def passed(self) -> npt.NDArray[np.bool_]:
-        return self.codes == 0
+        passed: npt.NDArray[np.bool_] = self.codes == 0
+        return passed
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -62,7 +63,9 @@ class VerdictBuilder:
         self.reason_ids = np.full(count, -1, dtype=np.int32)
         self._table: dict[tuple[str, ...], int] = {}
 
-    def reject(self, where: npt.NDArray[np.bool_] | npt.NDArray[np.intp] | int, code: Code, *reasons: str) -> None:
+    def reject(
+        self, where: npt.NDArray[np.bool_] | npt.NDArray[np.intp] | int, code: Code, *reasons: str
+    ) -> None:
         """Reject the nodes at ``where`` (a mask or positions) that have not been rejected yet."""
         rid = self._table.setdefault(tuple(reasons), len(self._table))
         if isinstance(where, int):

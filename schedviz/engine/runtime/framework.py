@@ -16,13 +16,15 @@ import numpy.typing as npt
 
 from ..config import ProfileConfig
 from ..framework import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
     BindPlugin,
     Code,
     CycleState,
     FilterPlugin,
     Handle,
-    NormalizeScorePlugin,
     NodeToStatus,
+    NormalizeScorePlugin,
     PermitPlugin,
     PostBindPlugin,
     PostFilterPlugin,
@@ -37,7 +39,6 @@ from ..framework import (
     ScorePlugin,
     Status,
 )
-from ..framework import MAX_NODE_SCORE, MIN_NODE_SCORE
 from ..objects import Pod
 from . import registry
 
@@ -101,7 +102,11 @@ class Framework:
                     self.instances[ref.name] = cls(profile.plugin_args.get(ref.name, {}), handle)
 
         def pick(point: str, proto: type) -> list[Any]:
-            return [self.instances[r.name] for r in profile.plugins.get(point, []) if isinstance(self.instances[r.name], proto)]
+            return [
+                self.instances[r.name]
+                for r in profile.plugins.get(point, [])
+                if isinstance(self.instances[r.name], proto)
+            ]
 
         self.queue_sort: list[QueueSortPlugin] = pick("queueSort", QueueSortPlugin)
         self.pre_enqueue: list[PreEnqueuePlugin] = pick("preEnqueue", PreEnqueuePlugin)
@@ -226,7 +231,11 @@ class Framework:
         if code == 0:
             return Status.success()
         rid = int(out.reason_ids[0])
-        return Status(Code(code), *(table.items[rid] if rid >= 0 else ()), plugin=self.filter_names[int(out.plugin_ids[0])])
+        return Status(
+            Code(code),
+            *(table.items[rid] if rid >= 0 else ()),
+            plugin=self.filter_names[int(out.plugin_ids[0])],
+        )
 
     # ----- PostFilter --------------------------------------------------------------------
     def run_post_filter(
@@ -314,7 +323,9 @@ class Framework:
                 return s.with_plugin(pl.name)
         return Status.success()
 
-    def run_unreserve(self, state: CycleState, pod: Pod, node: str, stages: list[Stage], upto: int = -1) -> None:
+    def run_unreserve(
+        self, state: CycleState, pod: Pod, node: str, stages: list[Stage], upto: int = -1
+    ) -> None:
         # Unreserve runs in reverse order of Reserve.
         plugins = self.reserve if upto < 0 else self.reserve[:upto]
         for pl in reversed(plugins):

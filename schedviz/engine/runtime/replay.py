@@ -99,7 +99,9 @@ class Replay:
         self.handle = Handle(self.cluster, self.options.features)
         self.frameworks: dict[str, Framework] = {}
         for prof in config.profiles:
-            self.frameworks[prof.scheduler_name] = Framework(prof, Handle(self.cluster, self.options.features, prof.scheduler_name))
+            self.frameworks[prof.scheduler_name] = Framework(
+                prof, Handle(self.cluster, self.options.features, prof.scheduler_name)
+            )
         self.reasons = ReasonTable()
         self.next_start_node_index = 0
         self.trace = ReplayTrace(
@@ -145,7 +147,10 @@ class Replay:
         fw = self.frameworks.get(pod.scheduler_name)
         if fw is None:
             return CycleRecord(
-                pod=pod.key, profile=pod.scheduler_name, result="NotHandled", seq=self._seq,
+                pod=pod.key,
+                profile=pod.scheduler_name,
+                result="NotHandled",
+                seq=self._seq,
                 error=f'no profile for schedulerName "{pod.scheduler_name}"',
             )
         rec = CycleRecord(pod=pod.key, profile=fw.name, result="Scheduled", seq=self._seq)
@@ -208,7 +213,9 @@ class Replay:
         if self.options.all_nodes:
             to_find = num_nodes
         else:
-            to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score, num_nodes)
+            to_find = num_feasible_nodes_to_find(
+                fw.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score, num_nodes
+            )
         if not fw.score and not self._has_extender_filters():
             to_find = 1
         rec.start_index = self.next_start_node_index
@@ -245,7 +252,9 @@ class Replay:
                 rec.stages.append(Stage("Filter", name, "Success", "", timings.get(name, 0)))
             failed = seen[~passed[:processed]]
             for i in failed.tolist():
-                statuses[i] = Status(Code(int(rec.filter_codes[i])), *self.reasons.items[int(rec.filter_reasons[i])])
+                statuses[i] = Status(
+                    Code(int(rec.filter_codes[i])), *self.reasons.items[int(rec.filter_reasons[i])]
+                )
 
         rec.feasible = feasible
         if len(feasible) == 0:

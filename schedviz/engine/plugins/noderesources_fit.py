@@ -1,0 +1,184 @@
+"""NodeResourcesFit: rejects nodes without room for the pod's requests and scores the rest with the
+configured strategy (LeastAllocated, MostAllocated or RequestedToCapacityRatio).
+
+Mirrors framework/plugins/noderesources/fit.go (v1.35): PreFilter (computePodResourceRequest),
+Filter (fitsRequest: "Too many pods", "Insufficient <resource>", UnschedulableAndUnresolvable when
+the request exceeds the node's whole allocatable, ignoredResources / ignoredResourceGroups for
+extended resources), PreScore and Score (resource_allocation.go with useRequested false: the
+nodes' non-zero cpu/memory requests and the pod's requests with non-zero container defaults).
+
+Upstream quirk kept on purpose: NewFit never copies the PodLevelResources gate into its scorer, so
+the pod's requests for scoring ignore pod-level resources (spec.resources), while Filter honours them.
+Not modelled: DRAExtendedResource (alpha, off by default in v1.35).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import ConfigError
+from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..objects import Pod
+from ..resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    ParsedPodResources,
+    is_extended_resource_name,
+)
+from . import resource_allocation as ra
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+NAME = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+REASON_TOO_MANY_PODS = "Too many pods"
+
+
+def insufficient_reason(resource: str) -> str:
+    return f"Insufficient {resource}"
+
+
+def _fit_score_requests(parsed: ParsedPodResources) -> dict[str, int]:
+    # resource_allocation.go calculatePodResourceRequest as NewFit builds the scorer: useRequested
+    # false (non-zero defaults), UseStatusResources false, SkipPodLevelResources true.
+    return ra.scorer_requests(parsed, use_requested=False, use_status=False, pod_level=False)
+
+
+def _str_list(raw: object, where: str) -> list[str]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise ConfigError([f"{where}: expected a list of strings"])
+    return list(raw)
+
+
+class Fit:
+    name = NAME
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        self.handle = handle
+        self.ignored_resources = frozenset(_str_list(args.get("ignoredResources"), "ignoredResources"))
+        self.ignored_resource_groups = frozenset(
+            _str_list(args.get("ignoredResourceGroups"), "ignoredResourceGroups")
+        )
+        strategy = args.get("scoringStrategy")
+        if strategy is None:
+            # apis/config/v1/defaults.go SetDefaults_NodeResourcesFitArgs
+            strategy = {"type": ra.LEAST_ALLOCATED}
+        if not isinstance(strategy, Mapping):
+            raise ConfigError(["scoringStrategy: expected an object"])
+        kind = strategy.get("type")
+        if kind not in ra.STRATEGIES:
+            raise ConfigError(
+                [
+                    f'scoringStrategy.type: Unsupported value: "{kind or ""}": supported values: '
+                    + ", ".join(f'"{s}"' for s in sorted(ra.STRATEGIES))
+                ]
+            )
+        self.strategy: str = str(kind)
+        self.resources: tuple[ra.ResourceSpec, ...] = ra.resource_specs(
+            strategy.get("resources"), "scoringStrategy.resources"
+        )
+        self.weights: list[int] = [r.weight for r in self.resources]
+        self.shape: tuple[tuple[int, int], ...] = ()
+        if self.strategy == ra.REQUESTED_TO_CAPACITY_RATIO:
+            rtcr = strategy.get("requestedToCapacityRatio")
+            if not isinstance(rtcr, Mapping):
+                raise ConfigError(["scoringStrategy.requestedToCapacityRatio: Required value"])
+            self.shape = ra.shape_points(rtcr.get("shape"), "scoringStrategy.requestedToCapacityRatio.shape")
+        self._scorer: Callable[[IntArray, IntArray], IntArray] = self._make_scorer()
+
+    def _make_scorer(self) -> Callable[[IntArray, IntArray], IntArray]:
+        weights, shape = self.weights, self.shape
+        if self.strategy == ra.MOST_ALLOCATED:
+            return lambda alloc, req: ra.most_allocated(alloc, req, weights)
+        if self.strategy == ra.REQUESTED_TO_CAPACITY_RATIO:
+            return lambda alloc, req: ra.requested_to_capacity_ratio(alloc, req, weights, shape)
+        return lambda alloc, req: ra.least_allocated(alloc, req, weights)
+
+    # ----- PreFilter / Filter -----------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
+        # SidecarContainers is GA (locked on) in v1.35, so pods with restartable init containers
+        # are never rejected here; the plugin never returns Skip.
+        state.write(PRE_FILTER_STATE_KEY, pod.resources.fit_requests)
+        return None, Status.success()
+
+    def _ignored(self, resource: str) -> bool:
+        if not is_extended_resource_name(resource):
+            return False
+        if resource in self.ignored_resources:
+            return True
+        return bool(self.ignored_resource_groups) and resource.split("/")[0] in self.ignored_resource_groups
+
+    def filter(self, state: CycleState, pod: Pod, nodes: IntArray) -> Verdicts:
+        request: Mapping[str, int] | None = state.get(PRE_FILTER_STATE_KEY)
+        if request is None:
+            return Verdicts.from_mask(
+                np.ones(len(nodes), dtype=bool),
+                Code.Error,
+                f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found',
+            )
+        c = state.cluster
+        # (reason, insufficient, unresolvable) in fitsRequest's order
+        checks: list[tuple[str, BoolArray, BoolArray | None]] = [
+            (REASON_TOO_MANY_PODS, c.pod_count[nodes] + 1 > c.alloc(PODS)[nodes], None)
+        ]
+        scalars = sorted(r for r in request if r not in (CPU, MEMORY, EPHEMERAL_STORAGE))
+        for r in (CPU, MEMORY, EPHEMERAL_STORAGE, *scalars):
+            q = request.get(r, 0)
+            # a zero request is never checked; ignored extended resources are skipped
+            if q <= 0 or self._ignored(r):
+                continue
+            alloc = c.alloc(r)[nodes]
+            short = q > alloc - c.requested(r)[nodes]
+            checks.append((insufficient_reason(r), short, q > alloc))
+        return _verdicts(len(nodes), checks)
+
+    # ----- PreScore / Score -------------------------------------------------------------------
+
+    def _pod_requests(self, pod: Pod) -> list[int]:
+        view = pod.resources.view(NAME + "/score", _fit_score_requests)
+        return [view.get(r.name, 0) for r in self.resources]
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: IntArray) -> Status:
+        state.write(PRE_SCORE_STATE_KEY, self._pod_requests(pod))
+        return Status.success()
+
+    def score(self, state: CycleState, pod: Pod, nodes: IntArray) -> IntArray:
+        requests: Sequence[int] | None = state.get(PRE_SCORE_STATE_KEY)
+        if requests is None:
+            # Score computes the requests itself when PreScore did not run
+            requests = self._pod_requests(pod)
+        alloc, req = ra.allocatable_and_requested(state.cluster, nodes, self.resources, requests, False)
+        return self._scorer(alloc, req)
+
+
+def _verdicts(n: int, checks: list[tuple[str, BoolArray, BoolArray | None]]) -> Verdicts:
+    """One status per node: every insufficient resource's reason, in order; UnschedulableAndUnresolvable
+    when any of them exceeds the node's allocatable even with the node empty."""
+    pattern = np.zeros(n, dtype=np.int64)
+    unresolvable = np.zeros(n, dtype=bool)
+    for j, (_, short, unres) in enumerate(checks):
+        pattern |= short.astype(np.int64) << j
+        if unres is not None:
+            unresolvable |= short & unres
+    failed = pattern != 0
+    if not failed.any():
+        return Verdicts.all_pass(n)
+    key = pattern * 2 + unresolvable
+    builder = Verdicts.build(n)
+    for k in np.unique(key[failed]).tolist():
+        bits, unres_flag = k >> 1, k & 1
+        reasons = [checks[j][0] for j in range(len(checks)) if bits >> j & 1]
+        code = Code.UnschedulableAndUnresolvable if unres_flag else Code.Unschedulable
+        builder.reject(key == k, code, *reasons)
+    return builder.done()
