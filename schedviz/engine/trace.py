@@ -35,7 +35,7 @@ class CycleRecord:
     result: str
     seq: int = 0
     selected_node: str | None = None
-    tied_nodes: list[str] = field(default_factory=list)
+    tied: npt.NDArray[np.int64] | None = None  # node indices with the best total, snapshot order
     message: str | None = None
     message_before_post_filter: str | None = None
     stages: list[Stage] = field(default_factory=list)
@@ -59,6 +59,9 @@ class CycleRecord:
     nominated_node: str | None = None
     post_filter: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+
+    def tied_names(self, node_names: list[str]) -> list[str]:
+        return [] if self.tied is None else [node_names[i] for i in self.tied.tolist()]
 
     def node_total(self, node_index: int) -> int | None:
         if self.feasible is None or self.totals is None:
@@ -118,7 +121,7 @@ def cycle_to_dict(
         "profile": c.profile,
         "result": c.result,
         "selectedNode": c.selected_node,
-        "tiedNodes": c.tied_nodes,
+        "tiedNodes": c.tied_names(node_names),
         "message": c.message,
         "messageBeforePostFilter": c.message_before_post_filter,
         "nominatedNode": c.nominated_node,

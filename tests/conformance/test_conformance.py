@@ -92,8 +92,16 @@ def check_cycle(trace: ReplayTrace, c: CycleRecord | None, exp: dict[str, Any]) 
             diffs.append(f"{pod}: scored by {sorted(extra)}, which the scheduler skipped")
     if exp.get("selected") != c.selected_node:
         diffs.append(f"{pod}: selected {c.selected_node} != {exp.get('selected')}")
-    if exp.get("tiedTop") and sorted(exp["tiedTop"]) != sorted(c.tied_nodes):
-        diffs.append(f"{pod}: tied {c.tied_nodes} != {exp['tiedTop']}")
+    tied = c.tied_names(trace.node_names)
+    if exp.get("tiedTop") and sorted(exp["tiedTop"]) != sorted(tied):
+        diffs.append(f"{pod}: tied {tied} != {exp['tiedTop']}")
+    pf = exp.get("postFilter") or {}
+    if pf.get("nominatedNode") or c.nominated_node:
+        if pf.get("nominatedNode") != c.nominated_node:
+            diffs.append(f"{pod}: nominated {c.nominated_node} != {pf.get('nominatedNode')}")
+        got_victims = sorted(c.post_filter.get("victims", []))
+        if sorted(pf.get("victims") or []) != got_victims:
+            diffs.append(f"{pod}: victims {got_victims} != {pf.get('victims')}")
     if exp.get("unschedulableMessage") != c.message and not (exp.get("unschedulableMessage") is None and c.result == "Scheduled"):
         diffs.append(f"{pod}: message\n   got {c.message!r}\n  want {exp.get('unschedulableMessage')!r}")
     return diffs

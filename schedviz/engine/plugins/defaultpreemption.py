@@ -332,15 +332,15 @@ def _terminating_by_preemption(pod: Pod) -> bool:
 
 
 @dataclass
-class _PDB:
+class PDB:
     namespace: str
     selector: LabelSelector
     allowed: int
     disrupted: frozenset[str]
 
 
-def _parse_pdbs(objs: list[Any]) -> list[_PDB]:
-    out: list[_PDB] = []
+def _parse_pdbs(objs: list[Any]) -> list[PDB]:
+    out: list[PDB] = []
     for o in objs:
         spec = o.raw.get("spec") if isinstance(o.raw.get("spec"), dict) else {}
         status = o.raw.get("status") if isinstance(o.raw.get("status"), dict) else {}
@@ -358,11 +358,11 @@ def _parse_pdbs(objs: list[Any]) -> list[_PDB]:
             )
         disrupted = status.get("disruptedPods")
         names = frozenset(disrupted) if isinstance(disrupted, dict) else frozenset()
-        out.append(_PDB(o.namespace, sel, allowed, names))
+        out.append(PDB(o.namespace, sel, allowed, names))
     return out
 
 
-def split_by_pdb_violation(pods: list[Pod], pdbs: list[_PDB]) -> tuple[list[Pod], list[Pod]]:
+def split_by_pdb_violation(pods: list[Pod], pdbs: list[PDB]) -> tuple[list[Pod], list[Pod]]:
     """default_preemption.go filterPodsWithPDBViolation: (violating, non-violating), order kept.
 
     Each matching PDB's budget is spent pod by pod; a pod is violating once a budget it draws on
@@ -498,7 +498,9 @@ class DefaultPreemption:
             details["victims"] = []
             details["candidates"] = []
             details["rejected"] = {
-                cluster.names[i]: ", ".join(s.reasons) for i, s in run.statuses.items() if s.reasons != (NO_VICTIMS,)
+                cluster.names[i]: ", ".join(s.reasons)
+                for i, s in run.statuses.items()
+                if s.reasons != (NO_VICTIMS,)
             }
             msg = fit_error(cluster.n, run.statuses, Status(Code.UnschedulableAndUnresolvable, NOT_HELPFUL))
             return PostFilterResult("", details), Status(Code.Unschedulable, msg)
@@ -534,7 +536,9 @@ class DefaultPreemption:
         """NodeToStatus.NodesForStatusCode(Unschedulable), in snapshot order."""
         if statuses.absent.code == Code.Unschedulable:
             n = self.handle.cluster.n
-            return [i for i in range(n) if statuses.statuses.get(i, statuses.absent).code == Code.Unschedulable]
+            return [
+                i for i in range(n) if statuses.statuses.get(i, statuses.absent).code == Code.Unschedulable
+            ]
         return sorted(i for i, s in statuses.statuses.items() if s.code == Code.Unschedulable)
 
     def find_candidates(self, pod: Pod, statuses: NodeToStatus, clock: _Clock) -> DryRun:
@@ -570,7 +574,7 @@ class DefaultPreemption:
         return run
 
     def select_victims_on_node(
-        self, pod: Pod, node: int, pdbs: list[_PDB], clock: _Clock
+        self, pod: Pod, node: int, pdbs: list[PDB], clock: _Clock
     ) -> tuple[list[Pod], int, Status]:
         """default_preemption.go SelectVictimsOnNode on the live cluster, restored afterwards.
 
@@ -675,12 +679,12 @@ class DefaultPreemption:
         winner.outcome = "selected"
         return winner
 
-    def _pdbs(self) -> list[_PDB]:
+    def _pdbs(self) -> list[PDB]:
         objs = self.handle.cluster.objects.of_kind("PodDisruptionBudget")
         key = (id(objs), len(objs))
         cached = self.handle.cluster.caches.get(NAME + "/pdbs")
         if cached is not None and cached[0] == key:
-            pdbs: list[_PDB] = cached[1]
+            pdbs: list[PDB] = cached[1]
             return pdbs
         pdbs = _parse_pdbs(objs)
         self.handle.cluster.caches[NAME + "/pdbs"] = (key, pdbs)

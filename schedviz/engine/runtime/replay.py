@@ -265,7 +265,7 @@ class Replay:
 
         if len(feasible) == 1:
             chosen = int(feasible[0])
-            rec.tied_nodes = [cluster.names[chosen]]
+            rec.tied = feasible.copy()
             if self.options.all_nodes:
                 # Explain anyway: score the single node although the scheduler would not.
                 self._score(fw, state, pod, rec, feasible)
@@ -296,9 +296,8 @@ class Replay:
         totals = rec.totals
         best = int(totals.max())
         tied = feasible[totals == best]
-        tied_sorted = np.sort(tied)
-        rec.tied_nodes = [self.cluster.names[int(i)] for i in tied_sorted]
-        return int(tied_sorted[0])
+        rec.tied = np.sort(tied)
+        return int(rec.tied[0])
 
     def _fail(
         self,

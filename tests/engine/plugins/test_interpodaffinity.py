@@ -98,7 +98,9 @@ LABELS1 = {"region": "r1", "zone": "z11"}
 
 # ----- Filter ---------------------------------------------------------------------------------------
 # (case, incoming pod, existing pods, nodes, prefilter (code, message) or None, filter verdict per node)
-FilterCase = tuple[str, dict[str, Any], list[dict[str, Any]], list[tuple[str, dict[str, str]]], Any, list[Any]]
+FilterCase = tuple[
+    str, dict[str, Any], list[dict[str, Any]], list[tuple[str, dict[str, str]]], Any, list[Any]
+]
 N1 = [("node1", LABELS1)]
 
 SINGLE_NODE: list[FilterCase] = [
@@ -121,7 +123,11 @@ SINGLE_NODE: list[FilterCase] = [
     ),
     (
         "affinity in another namespace",
-        mk("p", S2, aff=affinity(req=[term(sel("service", "In", "securityscan", "value2"), "", ["DiffNameSpace"])])),
+        mk(
+            "p",
+            S2,
+            aff=affinity(req=[term(sel("service", "In", "securityscan", "value2"), "", ["DiffNameSpace"])]),
+        ),
         [mk("e", S1, "node1", namespace="ns")],
         N1,
         None,
@@ -218,7 +224,14 @@ SINGLE_NODE: list[FilterCase] = [
                 anti=[term(sel("service", "In", "antivirusscan", "value2"), "node")],
             ),
         ),
-        [mk("e", S1, "node1", aff=affinity(anti=[term(sel("service", "In", "antivirusscan", "value2"), "node")]))],
+        [
+            mk(
+                "e",
+                S1,
+                "node1",
+                aff=affinity(anti=[term(sel("service", "In", "antivirusscan", "value2"), "node")]),
+            )
+        ],
         N1,
         None,
         [None],
@@ -248,7 +261,14 @@ SINGLE_NODE: list[FilterCase] = [
                 anti=[term(sel("service", "In", "antivirusscan", "value2"), "node")],
             ),
         ),
-        [mk("e", S1, "node1", aff=affinity(anti=[term(sel("service", "In", "securityscan", "value2"), "zone")]))],
+        [
+            mk(
+                "e",
+                S1,
+                "node1",
+                aff=affinity(anti=[term(sel("service", "In", "securityscan", "value2"), "zone")]),
+            )
+        ],
         N1,
         None,
         [EXIST],
@@ -264,7 +284,14 @@ SINGLE_NODE: list[FilterCase] = [
     (
         "existing pod's anti-affinity respected without incoming constraints",
         mk("p", S1),
-        [mk("e", S1, "node1", aff=affinity(anti=[term(sel("service", "In", "securityscan", "value2"), "zone")]))],
+        [
+            mk(
+                "e",
+                S1,
+                "node1",
+                aff=affinity(anti=[term(sel("service", "In", "securityscan", "value2"), "zone")]),
+            )
+        ],
         N1,
         None,
         [EXIST],
@@ -272,7 +299,14 @@ SINGLE_NODE: list[FilterCase] = [
     (
         "existing pod's anti-affinity does not match: Skip",
         mk("p", S1),
-        [mk("e", S1, "node1", aff=affinity(anti=[term(sel("service", "NotIn", "securityscan", "value2"), "zone")]))],
+        [
+            mk(
+                "e",
+                S1,
+                "node1",
+                aff=affinity(anti=[term(sel("service", "NotIn", "securityscan", "value2"), "zone")]),
+            )
+        ],
         N1,
         (Code.Skip, ""),
         [None],
@@ -282,7 +316,9 @@ SINGLE_NODE: list[FilterCase] = [
         mk(
             "p",
             S1,
-            aff=affinity(anti=[term(sel("service", "Exists"), "region"), term(sel("security", "Exists"), "region")]),
+            aff=affinity(
+                anti=[term(sel("service", "Exists"), "region"), term(sel("security", "Exists"), "region")]
+            ),
         ),
         [mk("e", S2, "node1", aff=affinity(anti=[term(sel("security", "Exists"), "zone")]))],
         N1,
@@ -297,7 +333,9 @@ SINGLE_NODE: list[FilterCase] = [
                 "e",
                 S1,
                 "node1",
-                aff=affinity(anti=[term(sel("service", "Exists"), "zone"), term(sel("security", "Exists"), "zone")]),
+                aff=affinity(
+                    anti=[term(sel("service", "Exists"), "zone"), term(sel("security", "Exists"), "zone")]
+                ),
             )
         ],
         N1,
@@ -401,7 +439,13 @@ SINGLE_NODE: list[FilterCase] = [
             S2,
             namespace="subteam1.team1",
             aff=affinity(
-                anti=[term(sel("service", "In", "securityscan", "value2"), "zone", ns_selector=sel("team", "In", "team1"))]
+                anti=[
+                    term(
+                        sel("service", "In", "securityscan", "value2"),
+                        "zone",
+                        ns_selector=sel("team", "In", "team1"),
+                    )
+                ]
             ),
         ),
         [mk("e", S1, "node1", namespace="subteam2.team1")],
@@ -429,7 +473,13 @@ SINGLE_NODE: list[FilterCase] = [
             S2,
             namespace="subteam1.team1",
             aff=affinity(
-                anti=[term(sel("service", "In", "securityscan", "value2"), "zone", ns_selector=sel("team", "In", "team1"))]
+                anti=[
+                    term(
+                        sel("service", "In", "securityscan", "value2"),
+                        "zone",
+                        ns_selector=sel("team", "In", "team1"),
+                    )
+                ]
             ),
         ),
         [mk("e", S1, "node1", namespace="subteam1.team2")],
@@ -462,7 +512,12 @@ MULTI_NODE: list[FilterCase] = [
         mk(
             "p",
             {"foo": "bar", "service": "securityscan"},
-            aff=affinity(req=[term(sel("foo", "In", "bar"), "zone"), term(sel("service", "In", "securityscan"), "zone")]),
+            aff=affinity(
+                req=[
+                    term(sel("foo", "In", "bar"), "zone"),
+                    term(sel("service", "In", "securityscan"), "zone"),
+                ]
+            ),
         ),
         [mk("p1", {"foo": "bar"}, "nodeA")],
         [("nodeA", {"zone": "az1", "hostname": "h1"}), ("nodeB", {"zone": "az2", "hostname": "h2"})],
@@ -474,10 +529,18 @@ MULTI_NODE: list[FilterCase] = [
         mk(
             "p",
             {"foo": "bar", "service": "securityscan"},
-            aff=affinity(req=[term(sel("foo", "In", "bar"), "zone"), term(sel("service", "In", "securityscan"), "zone")]),
+            aff=affinity(
+                req=[
+                    term(sel("foo", "In", "bar"), "zone"),
+                    term(sel("service", "In", "securityscan"), "zone"),
+                ]
+            ),
         ),
         [mk("p1", {"foo": "bar"}, "nodeA")],
-        [("nodeA", {"zoneLabel": "az1", "hostname": "h1"}), ("nodeB", {"zoneLabel": "az2", "hostname": "h2"})],
+        [
+            ("nodeA", {"zoneLabel": "az1", "hostname": "h1"}),
+            ("nodeB", {"zoneLabel": "az2", "hostname": "h2"}),
+        ],
         None,
         [AFF, AFF],
     ),
@@ -491,7 +554,15 @@ MULTI_NODE: list[FilterCase] = [
     ),
     (
         "any anti-affinity term matching is enough",
-        mk("p", aff=affinity(anti=[term(sel("foo", "In", "abc"), "region"), term(sel("service", "In", "securityscan"), "zone")])),
+        mk(
+            "p",
+            aff=affinity(
+                anti=[
+                    term(sel("foo", "In", "abc"), "region"),
+                    term(sel("service", "In", "securityscan"), "zone"),
+                ]
+            ),
+        ),
         [mk("e", {"foo": "abc", "service": "securityscan"}, "nodeA")],
         hosts(("nodeA", "r1", "z1"), ("nodeB", "r1", "z2")),
         None,
@@ -507,10 +578,18 @@ MULTI_NODE: list[FilterCase] = [
     ),
     (
         "existing anti-affinity in another namespace does not apply",
-        mk("p", {"foo": "123"}, namespace="NS1", aff=affinity(anti=[term(sel("foo", "In", "bar"), "region")])),
+        mk(
+            "p", {"foo": "123"}, namespace="NS1", aff=affinity(anti=[term(sel("foo", "In", "bar"), "region")])
+        ),
         [
             mk("e1", {"foo": "bar"}, "nodeA", namespace="NS1"),
-            mk("e2", None, "nodeC", namespace="NS2", aff=affinity(anti=[term(sel("foo", "In", "123"), "region")])),
+            mk(
+                "e2",
+                None,
+                "nodeC",
+                namespace="NS2",
+                aff=affinity(anti=[term(sel("foo", "In", "123"), "region")]),
+            ),
         ],
         [("nodeA", CHINA), ("nodeB", CHINA_AZ1), ("nodeC", INDIA)],
         None,
@@ -545,7 +624,9 @@ MULTI_NODE: list[FilterCase] = [
     ),
     (
         "incoming anti-affinity terms hit different pods",
-        mk("p", aff=affinity(anti=[term(sel("foo", "Exists"), "zone"), term(sel("bar", "Exists"), "region")])),
+        mk(
+            "p", aff=affinity(anti=[term(sel("foo", "Exists"), "zone"), term(sel("bar", "Exists"), "region")])
+        ),
         [mk("e1", {"foo": ""}, "nodeA"), mk("e2", {"bar": ""}, "nodeB")],
         hosts(("nodeA", "r1", "z1"), ("nodeB", "r1", "z2")),
         None,
@@ -559,7 +640,12 @@ MULTI_NODE: list[FilterCase] = [
                 "e",
                 None,
                 "nodeA",
-                aff=affinity(anti=[term(sel("foo", "Exists"), "invalid-node-label"), term(sel("bar", "Exists"), "zone")]),
+                aff=affinity(
+                    anti=[
+                        term(sel("foo", "Exists"), "invalid-node-label"),
+                        term(sel("bar", "Exists"), "zone"),
+                    ]
+                ),
             )
         ],
         hosts(("nodeA", "r1", "z1"), ("nodeB", "r1", "z2")),
@@ -568,7 +654,12 @@ MULTI_NODE: list[FilterCase] = [
     ),
     (
         "incoming anti-affinity: only terms whose topology key exists count",
-        mk("p", aff=affinity(anti=[term(sel("foo", "Exists"), "invalid-node-label"), term(sel("bar", "Exists"), "zone")])),
+        mk(
+            "p",
+            aff=affinity(
+                anti=[term(sel("foo", "Exists"), "invalid-node-label"), term(sel("bar", "Exists"), "zone")]
+            ),
+        ),
         [mk("podA", {"foo": "", "bar": ""}, "nodeA")],
         hosts(("nodeA", "r1", "z1"), ("nodeB", "r1", "z2")),
         None,
@@ -578,8 +669,22 @@ MULTI_NODE: list[FilterCase] = [
         "existing pods on two nodes each block their zone",
         mk("p", {"foo": "", "bar": ""}),
         [
-            mk("e1", None, "nodeA", aff=affinity(anti=[term(sel("foo", "Exists"), "zone"), term(sel("labelA", "Exists"), "zone")])),
-            mk("e2", None, "nodeB", aff=affinity(anti=[term(sel("bar", "Exists"), "zone"), term(sel("labelB", "Exists"), "zone")])),
+            mk(
+                "e1",
+                None,
+                "nodeA",
+                aff=affinity(
+                    anti=[term(sel("foo", "Exists"), "zone"), term(sel("labelA", "Exists"), "zone")]
+                ),
+            ),
+            mk(
+                "e2",
+                None,
+                "nodeB",
+                aff=affinity(
+                    anti=[term(sel("bar", "Exists"), "zone"), term(sel("labelB", "Exists"), "zone")]
+                ),
+            ),
         ],
         hosts(("nodeA", "r1", "z1"), ("nodeB", "r1", "z2"), ("nodeC", "r1", "z3")),
         None,
@@ -645,6 +750,14 @@ MULTI_NODE: list[FilterCase] = [
         [("nodeA", {"hostname": "a"}), ("nodeB", {"zone": "z1"})],
         None,
         [AFF, None],
+    ),
+    (
+        "self-affine pod: no exemption once a matching pod is counted somewhere",
+        mk("p", {"app": "x"}, aff=affinity(req=[term(sel("app", "In", "x"), "zone")])),
+        [mk("x", {"app": "x"}, "nodeA")],
+        [("nodeA", {"zone": "z1"}), ("nodeB", {"zone": "z2"})],
+        None,
+        [None, AFF],
     ),
     (
         "affinity to pods that do not exist and pod does not match itself",
@@ -864,7 +977,9 @@ AFFINITY_NS_SELECTOR = affinity(pref=[weighted(5, NS_SELECTOR_TERM)])
 ANTI_AFFINITY_NS_SELECTOR = affinity(anti_pref=[weighted(5, NS_SELECTOR_TERM)])
 
 # (case, pod, existing pods, nodes, args, raw or None, normalized or "Skip"/"Error:<substring>")
-ScoreCase = tuple[str, dict[str, Any], list[dict[str, Any]], list[tuple[str, dict[str, str]]], dict[str, Any], Any, Any]
+ScoreCase = tuple[
+    str, dict[str, Any], list[dict[str, Any]], list[tuple[str, dict[str, str]]], dict[str, Any], Any, Any
+]
 
 SCORE_CASES: list[ScoreCase] = [
     (
@@ -940,7 +1055,10 @@ SCORE_CASES: list[ScoreCase] = [
     (
         "anti-affinity symmetry with namespace selector",
         mk("p", SEC_S1, namespace="subteam1.team1"),
-        [mk("e1", SEC_S1, "node1", aff=ANTI_AFFINITY_NS_SELECTOR), mk("e2", SEC_S2, "node2", aff=STAY_S2_REGION)],
+        [
+            mk("e1", SEC_S1, "node1", aff=ANTI_AFFINITY_NS_SELECTOR),
+            mk("e2", SEC_S2, "node2", aff=STAY_S2_REGION),
+        ],
         [("node1", CHINA), ("node2", INDIA), ("node3", AZ1)],
         {},
         [-5, 0, 0],
@@ -1103,7 +1221,10 @@ SCORE_CASES: list[ScoreCase] = [
     (
         "ignore preferred terms of existing pods: Skip",
         mk("p", SEC_S2),
-        [mk("e1", SEC_S1, "node1", aff=STAY_S1_REGION_AWAY_S2_AZ), mk("e2", SEC_S2, "node2", aff=STAY_S2_REGION)],
+        [
+            mk("e1", SEC_S1, "node1", aff=STAY_S1_REGION_AWAY_S2_AZ),
+            mk("e2", SEC_S2, "node2", aff=STAY_S2_REGION),
+        ],
         [("node1", CHINA), ("node2", INDIA)],
         {"ignorePreferredTermsOfExistingPods": True},
         None,
@@ -1112,7 +1233,10 @@ SCORE_CASES: list[ScoreCase] = [
     (
         "do not ignore preferred terms of existing pods",
         mk("p", SEC_S2),
-        [mk("e1", SEC_S1, "node1", aff=STAY_S1_REGION_AWAY_S2_AZ), mk("e2", SEC_S2, "node2", aff=STAY_S2_REGION)],
+        [
+            mk("e1", SEC_S1, "node1", aff=STAY_S1_REGION_AWAY_S2_AZ),
+            mk("e2", SEC_S2, "node2", aff=STAY_S2_REGION),
+        ],
         [("node1", CHINA), ("node2", INDIA)],
         {},
         [0, 6],
@@ -1175,7 +1299,10 @@ SCORE_CASES: list[ScoreCase] = [
         mk(
             "p",
             aff=affinity(
-                pref=[weighted(4, term(sel("x", "Exists"), "region")), weighted(7, term(sel("x", "Exists"), "zone"))]
+                pref=[
+                    weighted(4, term(sel("x", "Exists"), "region")),
+                    weighted(7, term(sel("x", "Exists"), "zone")),
+                ]
             ),
         ),
         [mk("a", {"x": "1"}, "nA"), mk("b", {"x": "2"}, "nB")],
@@ -1208,7 +1335,9 @@ def test_score(
 ) -> None:
     c = cluster([node(n, labels=lb) for n, lb in nodes], existing, NAMESPACES)
     p = Pod(incoming)
-    pl = InterPodAffinity({"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False, **args}, Handle(c))
+    pl = InterPodAffinity(
+        {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False, **args}, Handle(c)
+    )
     state = CycleState(c)
     st = pl.pre_score(state, p, all_nodes(c))
     if want == "Skip":
@@ -1275,3 +1404,26 @@ def test_hard_weight_multiplies() -> None:
     state = CycleState(c)
     assert pl.pre_score(state, p, all_nodes(c)).is_success()
     assert pl.score(state, p, all_nodes(c)).tolist() == [7, 0]
+
+
+def test_add_pod_counts_affinity_only_for_pods_matching_all_terms() -> None:
+    c = cluster(
+        [node("a", labels={"region": "r1", "zone": "z1"}), node("b", labels={"region": "r2", "zone": "z2"})]
+    )
+    pending = Pod(
+        mk(
+            "pending",
+            aff=affinity(req=[term(sel("foo", "Exists"), "region"), term(sel("bar", "Exists"), "zone")]),
+        )
+    )
+    pl = InterPodAffinity({}, Handle(c))
+    state = CycleState(c)
+    pl.pre_filter(state, pending)
+    pl.add_pod(state, pending, Pod(mk("half", {"foo": ""}, "a")), 0)
+    s = state.read(PRE_FILTER_STATE_KEY)
+    assert not s.affinity
+    assert pl.filter(state, pending, all_nodes(c)).codes.tolist() == [UU, UU]
+    pl.add_pod(state, pending, Pod(mk("both", {"foo": "", "bar": ""}, "a")), 0)
+    assert s.affinity["region"].tolist() == [1, 0]
+    assert s.affinity["zone"].tolist() == [1, 0]
+    assert pl.filter(state, pending, all_nodes(c)).codes.tolist() == [0, UU]

@@ -511,6 +511,14 @@ SCORE_CASES: list[tuple[str, dict[str, Any], list[tuple[str, dict[str, str]]], d
         [40, 60, 100],
     ),
     (
+        "added affinity with an empty preferred list: Skip",
+        {},
+        [("node1", LABEL1)],
+        {"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}},
+        None,
+        None,
+    ),
+    (
         "empty preferred list still scores (no Skip)",
         {"affinity": preferred()},
         [("node1", LABEL1), ("node2", LABEL2)],

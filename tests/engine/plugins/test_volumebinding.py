@@ -1,0 +1,332 @@
+"""VolumeBinding (framework/plugins/volumebinding/volume_binding.go, binder.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from schedviz.engine.framework import Code, CycleState, Handle
+from schedviz.engine.objects import Pod
+from schedviz.engine.plugins import _storage
+from schedviz.engine.plugins.volumebinding import (
+    ERR_REASON_BIND_CONFLICT,
+    ERR_REASON_NODE_CONFLICT,
+    ERR_REASON_NOT_ENOUGH_SPACE,
+    ERR_REASON_PV_NOT_EXIST,
+    UNBOUND_IMMEDIATE,
+    VolumeBinding,
+)
+from tests.engine.builders import all_nodes, cluster, node, pod
+from tests.engine.plugins._storage_builders import claim_vol, csidriver, pv, pvc, storage_class
+
+ZONE = "topology.kubernetes.io/zone"
+NODES = [node("n1", labels={ZONE: "a"}), node("n2", labels={ZONE: "a"}), node("n3", labels={ZONE: "b"})]
+OK = (Code.Success, ())
+
+
+def u(*reasons: str) -> tuple[Code, tuple[str, ...]]:
+    return (Code.UnschedulableAndUnresolvable, reasons)
+
+
+def zone_affinity(zone: str) -> dict[str, Any]:
+    return {"required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}]}}
+
+
+def setup(objects: list[dict[str, Any]], volumes: list[dict[str, Any]], **handle: Any) -> tuple[Any, ...]:
+    c = cluster(NODES, [], objects)
+    pl = VolumeBinding({}, Handle(c, handle or None))
+    st = CycleState(c)
+    p = Pod(pod("p", volumes=volumes))
+    return c, pl, st, p
+
+
+def verdicts(objects: list[dict[str, Any]], volumes: list[dict[str, Any]]) -> list[tuple[Code, tuple[str, ...]]]:
+    c, pl, st, p = setup(objects, volumes)
+    _, s = pl.pre_filter(st, p)
+    assert s.is_success(), s
+    v = pl.filter(st, p, all_nodes(c))
+    return [v.at(k) for k in range(c.n)]
+
+
+WFFC = storage_class("local")
+
+
+@pytest.mark.parametrize(
+    ("objects", "volumes", "want"),
+    [
+        ([], [], (Code.Skip, ())),
+        ([], [{"name": "e", "emptyDir": {}}], (Code.Skip, ())),
+        ([], [claim_vol("x")], u('persistentvolumeclaim "x" not found')),
+        (
+            [],
+            [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}],
+            u('waiting for ephemeral volume controller to create the persistentvolumeclaim "p-scratch"'),
+        ),
+        (
+            [pvc("p-scratch", sc="local"), WFFC],
+            [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}],
+            u("PVC default/p-scratch was not created for pod default/p (pod is not owner)"),
+        ),
+        (
+            [pvc("x", volume="v", phase="Lost")],
+            [claim_vol("x")],
+            u('persistentvolumeclaim "x" bound to non-existent persistentvolume "v"'),
+        ),
+        # Unbound claim of an Immediate class, or of no class at all: not bound yet.
+        ([pvc("x", sc="imm"), storage_class("imm", mode="Immediate")], [claim_vol("x")], u(UNBOUND_IMMEDIATE)),
+        ([pvc("x")], [claim_vol("x")], u(UNBOUND_IMMEDIATE)),
+        ([pvc("x", sc="missing-class")], [claim_vol("x")], u(UNBOUND_IMMEDIATE)),
+        # A volume name without the bind-completed annotation: not fully bound, so immediate.
+        ([pvc("x", sc="local", volume="v"), WFFC, pv("v", sc="local")], [claim_vol("x")], u(UNBOUND_IMMEDIATE)),
+        # Fully bound, or unbound of a WaitForFirstConsumer class: Success.
+        ([pvc("x", volume="v", bound=True), pv("v")], [claim_vol("x")], OK),
+        ([pvc("x", sc="local"), WFFC], [claim_vol("x")], OK),
+    ],
+)
+def test_pre_filter(objects: list[dict[str, Any]], volumes: list[dict[str, Any]], want: tuple[Code, tuple[str, ...]]) -> None:
+    c, pl, st, p = setup(objects, volumes)
+    _, s = pl.pre_filter(st, p)
+    assert (s.code, s.reasons) == want
+
+
+def test_pod_without_claims_runs_every_point_trivially() -> None:
+    c, pl, st, p = setup([], [])
+    _, s = pl.pre_filter(st, p)
+    assert s.is_skip()
+    assert pl.pre_score(st, p, all_nodes(c)).is_skip()
+    assert list(pl.score(st, p, all_nodes(c))) == [0, 0, 0]
+    assert pl.reserve(st, p, "n1").is_success()
+    assert pl.pre_bind_pre_flight(st, p, "n1").is_skip()
+    assert pl.pre_bind(st, p, "n1").is_success()
+    pl.unreserve(st, p, "n1")
+    # Without PreFilter state the points that read it fail.
+    fresh = CycleState(c)
+    assert pl.reserve(fresh, p, "n1") == Status_error("not found")
+    assert pl.filter(fresh, p, all_nodes(c)).at(0) == (Code.Error, ("not found",))
+
+
+def Status_error(msg: str) -> Any:  # noqa: N802 - reads like the upstream helper
+    from schedviz.engine.framework import Status
+
+    return Status.error(msg)
+
+
+@pytest.mark.parametrize(
+    ("objects", "want"),
+    [
+        # Bound claim: the PV's node affinity decides.
+        ([pvc("x", volume="v", bound=True), pv("v", affinity=zone_affinity("a"))], [OK, OK, u(ERR_REASON_NODE_CONFLICT)]),
+        ([pvc("x", volume="v", bound=True), pv("v")], [OK, OK, OK]),
+        # Bound to a PV that does not exist.
+        ([pvc("x", volume="v", bound=True)], [u(ERR_REASON_PV_NOT_EXIST)] * 3),
+    ],
+)
+def test_bound_claims(objects: list[dict[str, Any]], want: list[tuple[Code, tuple[str, ...]]]) -> None:
+    assert verdicts(objects, [claim_vol("x")]) == want
+
+
+def test_bound_claims_first_failure_decides() -> None:
+    # Claim 1's PV admits zone a only; claim 2's PV is missing: nodes in zone b stop at claim 1.
+    objects = [
+        pvc("x", volume="v", bound=True),
+        pv("v", affinity=zone_affinity("a")),
+        pvc("y", volume="gone", bound=True),
+    ]
+    got = verdicts(objects, [claim_vol("x"), claim_vol("y", "d2")])
+    assert got == [u(ERR_REASON_PV_NOT_EXIST), u(ERR_REASON_PV_NOT_EXIST), u(ERR_REASON_NODE_CONFLICT)]
+
+
+@pytest.mark.parametrize(
+    ("pvs", "claim", "want"),
+    [
+        # Local PVs of the class on n1 and n3: the others cannot bind.
+        ([pv("l1", sc="local", hostnames=["n1"]), pv("l3", sc="local", hostnames=["n3"])], pvc("x", sc="local"),
+         [OK, u(ERR_REASON_BIND_CONFLICT), OK]),
+        # Too small, wrong class, wrong access mode, not Available, wrong volume mode: no match anywhere.
+        ([pv("small", sc="local", storage="512Mi", hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
+        ([pv("other", sc="fast", hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
+        ([pv("ro", sc="local", modes=("ReadOnlyMany",), hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
+        ([pv("rel", sc="local", phase="Released", hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
+        ([pv("blk", sc="local", volumeMode="Block", hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
+        # A PV bound to another claim is not available.
+        ([pv("taken", sc="local", claim="other", hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
+        # A PV pre-bound to this claim is used even if not Available, but only where it fits.
+        ([pv("pre", sc="local", claim="x", phase="Pending", hostnames=["n2"])], pvc("x", sc="local"),
+         [u(ERR_REASON_BIND_CONFLICT), OK, u(ERR_REASON_BIND_CONFLICT)]),
+        # A claim label selector must match the PV's labels.
+        ([pv("lab", sc="local", labels={"tier": "gold"}, hostnames=["n1"])],
+         pvc("x", sc="local", selector={"matchLabels": {"tier": "silver"}}), [u(ERR_REASON_BIND_CONFLICT)] * 3),
+        ([pv("lab", sc="local", labels={"tier": "gold"}, hostnames=["n1"])],
+         pvc("x", sc="local", selector={"matchLabels": {"tier": "gold"}}), [OK, u(ERR_REASON_BIND_CONFLICT), u(ERR_REASON_BIND_CONFLICT)]),
+    ],
+)
+def test_unbound_claims_match_local_pvs(
+    pvs: list[dict[str, Any]], claim: dict[str, Any], want: list[tuple[Code, tuple[str, ...]]]
+) -> None:
+    assert verdicts([WFFC, claim, *pvs], [claim_vol("x")]) == want
+
+
+def test_smallest_pv_is_chosen_and_reserve_assumes_it() -> None:
+    objects = [
+        WFFC,
+        pvc("x", sc="local", storage="4Gi"),
+        pvc("y", sc="local", storage="4Gi"),
+        pv("big", sc="local", storage="50Gi", hostnames=["n1"]),
+        pv("small", sc="local", storage="5Gi", hostnames=["n1"]),
+    ]
+    c, pl, st, p = setup(objects, [claim_vol("x")])
+    assert pl.pre_filter(st, p)[1].is_success()
+    pl.filter(st, p, all_nodes(c))
+    assert pl.reserve(st, p, "n1").is_success()
+    assumed = _storage.assumed(c).pvs
+    assert list(assumed) == ["small"]
+    ref = assumed["small"]["spec"]["claimRef"]
+    assert (ref["name"], ref["namespace"], ref["uid"]) == ("x", "default", "uid-pvc-x")
+    assert assumed["small"]["metadata"]["annotations"] == {"pv.kubernetes.io/bound-by-controller": "yes"}
+    assert pl.pre_bind_pre_flight(st, p, "n1").is_success()
+    assert pl.pre_bind(st, p, "n1").is_success()
+
+    # The next pod's claim cannot take the assumed PV, only the big one.
+    st2 = CycleState(c)
+    p2 = Pod(pod("p2", volumes=[claim_vol("y")]))
+    assert pl.pre_filter(st2, p2)[1].is_success()
+    assert pl.filter(st2, p2, all_nodes(c)).at(0) == OK
+    assert pl.reserve(st2, p2, "n1").is_success()
+    assert sorted(assumed) == ["big", "small"]
+
+    # A third claim finds nothing; unreserving the second frees the big PV again.
+    objects_z = pvc("z", sc="local", storage="4Gi")
+    c.objects.add(_as_object(objects_z))
+    p3 = Pod(pod("p3", volumes=[claim_vol("z")]))
+    st3 = CycleState(c)
+    assert pl.pre_filter(st3, p3)[1].is_success()
+    assert pl.filter(st3, p3, all_nodes(c)).at(0) == u(ERR_REASON_BIND_CONFLICT)
+    pl.unreserve(st2, p2, "n1")
+    assert list(assumed) == ["small"]
+    st4 = CycleState(c)
+    assert pl.pre_filter(st4, p3)[1].is_success()
+    assert pl.filter(st4, p3, all_nodes(c)).at(0) == OK
+
+
+def _as_object(raw: dict[str, Any]) -> Any:
+    from schedviz.engine.objects import KubeObject
+
+    return KubeObject(raw)
+
+
+def test_two_claims_do_not_share_a_pv() -> None:
+    objects = [
+        WFFC,
+        pvc("x", sc="local", storage="1Gi"),
+        pvc("y", sc="local", storage="2Gi"),
+        pv("a", sc="local", storage="5Gi", hostnames=["n1", "n2"]),
+        pv("b", sc="local", storage="5Gi", hostnames=["n1"]),
+    ]
+    got = verdicts(objects, [claim_vol("x"), claim_vol("y", "d2")])
+    assert got == [OK, u(ERR_REASON_BIND_CONFLICT), u(ERR_REASON_BIND_CONFLICT)]
+
+
+@pytest.mark.parametrize(
+    ("objects", "want"),
+    [
+        # A provisioner can create the volume anywhere.
+        ([storage_class("dyn", provisioner="ebs.csi.example.com"), pvc("x", sc="dyn")], [OK, OK, OK]),
+        # ... restricted by the class's allowed topologies.
+        (
+            [
+                storage_class(
+                    "dyn",
+                    provisioner="ebs.csi.example.com",
+                    allowedTopologies=[{"matchLabelExpressions": [{"key": ZONE, "values": ["b"]}]}],
+                ),
+                pvc("x", sc="dyn"),
+            ],
+            [u(ERR_REASON_BIND_CONFLICT), u(ERR_REASON_BIND_CONFLICT), OK],
+        ),
+        # Storage capacity tracking: the driver opts in, capacity exists for zone a only.
+        (
+            [
+                storage_class("dyn", provisioner="cap.csi.example.com"),
+                csidriver("cap.csi.example.com", storageCapacity=True),
+                pvc("x", sc="dyn", storage="10Gi"),
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSIStorageCapacity",
+                    "metadata": {"name": "cap-a", "namespace": "kube-system"},
+                    "storageClassName": "dyn",
+                    "capacity": "100Gi",
+                    "nodeTopology": {"matchLabels": {ZONE: "a"}},
+                },
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "CSIStorageCapacity",
+                    "metadata": {"name": "cap-b", "namespace": "kube-system"},
+                    "storageClassName": "dyn",
+                    "capacity": "100Gi",
+                    "maximumVolumeSize": "5Gi",
+                    "nodeTopology": {"matchLabels": {ZONE: "b"}},
+                },
+            ],
+            [OK, OK, u(ERR_REASON_NOT_ENOUGH_SPACE)],
+        ),
+        # A driver that does not opt into capacity tracking is not checked.
+        (
+            [storage_class("dyn", provisioner="cap.csi.example.com"), csidriver("cap.csi.example.com"), pvc("x", sc="dyn")],
+            [OK, OK, OK],
+        ),
+        # A claim already given to n2 (selected-node annotation) fits n2 only.
+        (
+            [
+                storage_class("dyn", provisioner="ebs.csi.example.com"),
+                pvc("x", sc="dyn", annotations={"volume.kubernetes.io/selected-node": "n2"}),
+            ],
+            [u(ERR_REASON_BIND_CONFLICT), OK, u(ERR_REASON_BIND_CONFLICT)],
+        ),
+    ],
+)
+def test_dynamic_provisioning(objects: list[dict[str, Any]], want: list[tuple[Code, tuple[str, ...]]]) -> None:
+    assert verdicts(objects, [claim_vol("x")]) == want
+
+
+def test_reserve_of_a_provisioned_claim_sets_selected_node() -> None:
+    objects = [storage_class("dyn", provisioner="ebs.csi.example.com"), pvc("x", sc="dyn")]
+    c, pl, st, p = setup(objects, [claim_vol("x")])
+    pl.pre_filter(st, p)
+    pl.filter(st, p, all_nodes(c))
+    assert pl.reserve(st, p, "n3").is_success()
+    claim = _storage.assumed(c).pvcs[("default", "x")]
+    assert claim["metadata"]["annotations"] == {"volume.kubernetes.io/selected-node": "n3"}
+    # The next pod using the claim is held to n3 (fast path); unreserve drops the assumption.
+    st2 = CycleState(c)
+    p2 = Pod(pod("p2", volumes=[claim_vol("x")]))
+    pl.pre_filter(st2, p2)
+    v = pl.filter(st2, p2, all_nodes(c))
+    assert [v.at(k) for k in range(3)] == [u(ERR_REASON_BIND_CONFLICT), u(ERR_REASON_BIND_CONFLICT), OK]
+    pl.unreserve(st, p, "n3")
+    assert _storage.assumed(c).pvcs == {}
+
+
+def test_all_bound_pod_skips_pre_bind() -> None:
+    objects = [pvc("x", volume="v", bound=True), pv("v")]
+    c, pl, st, p = setup(objects, [claim_vol("x")])
+    pl.pre_filter(st, p)
+    pl.filter(st, p, all_nodes(c))
+    assert pl.reserve(st, p, "n1").is_success()
+    assert pl.pre_bind_pre_flight(st, p, "n1").is_skip()
+    assert _storage.assumed(c).pvs == {}
+
+
+def test_capacity_scoring_gate() -> None:
+    objects = [
+        WFFC,
+        pvc("x", sc="local", storage="5Gi"),
+        pv("exact", sc="local", storage="5Gi", hostnames=["n1"]),
+        pv("double", sc="local", storage="10Gi", hostnames=["n2"]),
+    ]
+    c, pl, st, p = setup(objects, [claim_vol("x")], StorageCapacityScoring=True)
+    pl.pre_filter(st, p)
+    pl.filter(st, p, all_nodes(c))
+    assert pl.pre_score(st, p, all_nodes(c)).is_success()
+    # Default shape (0 -> 100, 100 -> 0): 5/5 used scores 0, 5/10 used scores 50; n3 has no volumes.
+    assert list(pl.score(st, p, all_nodes(c))) == [0, 50, 0]
