@@ -219,7 +219,10 @@ class ClusterState:
         self.pods_on[node] = [p for p in self.pods_on[node] if p.uid != pod.uid]
         self._account(pod, node, -1)
         g = self._groups[(pod.namespace, frozenset(pod.labels.items()))]
-        k = next(i for i, p in enumerate(g.pods) if p.uid == pod.uid)
+        try:
+            k = g.pods.index(pod)  # by identity, at C speed: groups can hold thousands of pods
+        except ValueError:
+            k = next(i for i, p in enumerate(g.pods) if p.uid == pod.uid)
         del g.pods[k]
         del g.nodes[k]
         g._array = None

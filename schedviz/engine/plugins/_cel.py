@@ -110,7 +110,18 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "\\": "\\",
+    '"': '"',
+    "'": "'",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+}
 
 
 def _unquote(tok: str) -> str:
@@ -162,8 +173,25 @@ Env = Mapping[str, Any]
 Node = Callable[[Env], Any]
 
 _KEYWORDS = {"true": True, "false": False, "null": None}
-_RESERVED = {"as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop",
-             "package", "namespace", "return", "var", "void", "while"}
+_RESERVED = {
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+}
 
 
 def _type_name(v: Any) -> str:
@@ -352,7 +380,11 @@ def _method(target: Any, name: str, args: list[Any]) -> Any:
             return len(target)
         raise _no_overload()
     if isinstance(target, str):
-        if name in ("startsWith", "endsWith", "contains", "matches") and len(args) == 1 and isinstance(args[0], str):
+        if (
+            name in ("startsWith", "endsWith", "contains", "matches")
+            and len(args) == 1
+            and isinstance(args[0], str)
+        ):
             a = args[0]
             if name == "startsWith":
                 return target.startswith(a)
@@ -403,9 +435,25 @@ def _method(target: Any, name: str, args: list[Any]) -> Any:
 
 
 _METHODS = {
-    "size", "startsWith", "endsWith", "contains", "matches", "lowerAscii", "upperAscii", "compareTo",
-    "isGreaterThan", "isLessThan", "add", "sub", "sign", "isInteger", "asInteger", "asApproximateFloat",
-    "major", "minor", "patch",
+    "size",
+    "startsWith",
+    "endsWith",
+    "contains",
+    "matches",
+    "lowerAscii",
+    "upperAscii",
+    "compareTo",
+    "isGreaterThan",
+    "isLessThan",
+    "add",
+    "sub",
+    "sign",
+    "isInteger",
+    "asInteger",
+    "asApproximateFloat",
+    "major",
+    "minor",
+    "patch",
 }
 
 

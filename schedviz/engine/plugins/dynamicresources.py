@@ -250,7 +250,9 @@ def claim_requests(claim: JSON) -> list[_ClaimRequest]:
         elif r.get("firstAvailable"):
             for j, sr in enumerate(st.as_list(r.get("firstAvailable"), ident, f"{fld}.firstAvailable")):
                 sr = st.as_map(sr, ident, f"{fld}.firstAvailable[{j}]")
-                subs.append(_parse_request(sr, str(sr.get("name") or ""), ident, f"{fld}.firstAvailable[{j}]"))
+                subs.append(
+                    _parse_request(sr, str(sr.get("name") or ""), ident, f"{fld}.firstAvailable[{j}]")
+                )
         elif r.get("deviceClassName"):
             exact = _parse_request(r, name, ident, fld)
         out.append(_ClaimRequest(name, exact, subs))
@@ -265,7 +267,9 @@ def _constraints(claim: JSON) -> list[tuple[set[str], str]]:
     for i, c in enumerate(st.as_list(devices.get("constraints"), ident, "spec.devices.constraints")):
         c = st.as_map(c, ident, f"spec.devices.constraints[{i}]")
         attr = c.get("matchAttribute")
-        reqs = {str(x) for x in st.as_list(c.get("requests"), ident, f"spec.devices.constraints[{i}].requests")}
+        reqs = {
+            str(x) for x in st.as_list(c.get("requests"), ident, f"spec.devices.constraints[{i}].requests")
+        }
         out.append((reqs, str(attr) if attr else ""))
     return out
 
@@ -348,7 +352,9 @@ def _parse_slice(raw: JSON) -> _Slice:
                 binding_conditions=bool(body.get("bindingConditions")),
                 node_name=str(body.get("nodeName") or ""),
                 all_nodes=body.get("allNodes") is True,
-                node_selector=body.get("nodeSelector") if isinstance(body.get("nodeSelector"), dict) else None,
+                node_selector=body.get("nodeSelector")
+                if isinstance(body.get("nodeSelector"), dict)
+                else None,
             )
         )
     gen = pool.get("generation", 0)
@@ -394,21 +400,29 @@ def _slice_index(cluster: Any) -> _SliceIndex:
             selected.append(i)
             if not s.all_nodes and s.node_selector is not None:
                 masks[i] = st.node_selector_mask(
-                    cluster, s.node_selector, all_nodes, obj=f"ResourceSlice {s.name}", fld="spec.nodeSelector"
+                    cluster,
+                    s.node_selector,
+                    all_nodes,
+                    obj=f"ResourceSlice {s.name}",
+                    fld="spec.nodeSelector",
                 )
     idx = _SliceIndex(slices, by_node, selected, masks)
     cluster.caches[_SLICES_KEY] = (sig, idx)
     return idx
 
 
-def _node_matches(cluster: Any, node: int, name: str, all_nodes: bool, selector: JSON | None, ident: str) -> bool:
+def _node_matches(
+    cluster: Any, node: int, name: str, all_nodes: bool, selector: JSON | None, ident: str
+) -> bool:
     """incubating NodeMatches."""
     if name:
         return bool(cluster.names[node] == name)
     if all_nodes:
         return True
     if selector is not None:
-        m = st.node_selector_mask(cluster, selector, np.asarray([node], dtype=np.int64), obj=ident, fld="nodeSelector")
+        m = st.node_selector_mask(
+            cluster, selector, np.asarray([node], dtype=np.int64), obj=ident, fld="nodeSelector"
+        )
         return bool(m[0])
     return False
 
@@ -465,13 +479,25 @@ class _Result:
 class Allocator:
     """structured.Allocator for one scheduling cycle: the state of allocated devices is fixed."""
 
-    def __init__(self, cluster: Any, features: _Features, allocated: set[DeviceID], classes: dict[str, JSON]) -> None:
+    def __init__(
+        self, cluster: Any, features: _Features, allocated: set[DeviceID], classes: dict[str, JSON]
+    ) -> None:
         self.cluster = cluster
         self.features = features
         self.allocated = allocated
         self.classes = classes
         self.index = _slice_index(cluster)
         self._selectable: dict[tuple[DeviceID, int, int, int, int, int], bool] = {}
+        self._class_selectors: dict[str, list[str]] = {}
+        self._parsed: dict[int, tuple[list[_ClaimRequest], list[tuple[set[str], str]]]] = {}
+
+    def parsed(self, claim: JSON) -> tuple[list[_ClaimRequest], list[tuple[set[str], str]]]:
+        """The claim's requests and constraints, parsed once per cycle."""
+        hit = self._parsed.get(id(claim))
+        if hit is None:
+            hit = (claim_requests(claim), _constraints(claim))
+            self._parsed[id(claim)] = hit
+        return hit
 
     def gather_pools(self, node: int) -> list[_Pool]:
         """GatherPools: the pools with slices for the node, complete ones with their slices."""
@@ -488,7 +514,14 @@ class Allocator:
                     candidates.append(i)
             elif s.per_device:
                 for d in s.devices:
-                    if _node_matches(self.cluster, node, d.node_name, d.all_nodes, d.node_selector, f"ResourceSlice {s.name}"):
+                    if _node_matches(
+                        self.cluster,
+                        node,
+                        d.node_name,
+                        d.all_nodes,
+                        d.node_selector,
+                        f"ResourceSlice {s.name}",
+                    ):
                         candidates.append(i)
                         break
         pools: dict[tuple[str, str], list[_Slice]] = {}
@@ -527,9 +560,7 @@ class Allocator:
         """Allocate: one AllocationResult per claim, None when the node cannot satisfy them all."""
         return _Run(self, node, claims).run()
 
-    def selectable(
-        self, key: tuple[int, int, int], rd: _ReqData, claim: JSON, s: _Slice, d: _Device
-    ) -> bool:
+    def selectable(self, key: tuple[int, int, int], rd: _ReqData, claim: JSON, s: _Slice, d: _Device) -> bool:
         if not self.features.binding_conditions and d.binding_conditions:
             return False
         dev_id = (s.driver, s.pool, d.name)
@@ -540,12 +571,21 @@ class Allocator:
             return hit
         ok = True
         if rd.class_raw is not None:
-            cls_sel = _class_selectors(rd.class_raw)
-            ok = self._match(cls_sel, s, d, f"class {st.name_of(rd.class_raw)}", rd.class_raw, "spec.selectors")
+            cname = st.name_of(rd.class_raw)
+            cls_sel = self._class_selectors.get(cname)
+            if cls_sel is None:
+                cls_sel = self._class_selectors[cname] = _class_selectors(rd.class_raw)
+            ok = self._match(
+                cls_sel, s, d, f"class {st.name_of(rd.class_raw)}", rd.class_raw, "spec.selectors"
+            )
         if ok:
-            ok = self._match(rd.request.selectors, s, d, f"claim {claim_ref(claim)}", claim, "spec.devices.requests")
+            ok = self._match(
+                rd.request.selectors, s, d, f"claim {claim_ref(claim)}", claim, "spec.devices.requests"
+            )
         if ok and s.per_device:
-            ok = _node_matches(self.cluster, self._node, d.node_name, d.all_nodes, d.node_selector, f"ResourceSlice {s.name}")
+            ok = _node_matches(
+                self.cluster, self._node, d.node_name, d.all_nodes, d.node_selector, f"ResourceSlice {s.name}"
+            )
         self._selectable[ckey] = ok
         return ok
 
@@ -562,10 +602,14 @@ class Allocator:
                 kind = "DeviceClass" if who.startswith("class ") else "ResourceClaim"
                 name = st.name_of(obj) if kind == "DeviceClass" else claim_ref(obj)
                 raise InputError(
-                    f"CEL expression {expr!r} uses {exc}, which SchedViz does not evaluate", obj=f"{kind} {name}", field=fld
+                    f"CEL expression {expr!r} uses {exc}, which SchedViz does not evaluate",
+                    obj=f"{kind} {name}",
+                    field=fld,
                 ) from None
             except _cel.CelCompileError as exc:
-                raise _AllocError(f"{who}: selector #{i}: CEL compile error: compilation failed: {exc}") from None
+                raise _AllocError(
+                    f"{who}: selector #{i}: CEL compile error: compilation failed: {exc}"
+                ) from None
             if env is None:
                 for name, value in d.attributes.items():
                     if isinstance(value, _BadVersion):
@@ -669,7 +713,7 @@ class _Run:
 
     def run(self) -> list[JSON] | None:
         for ci, claim in enumerate(self.claims):
-            reqs = claim_requests(claim)
+            reqs, constraints = self.a.parsed(claim)
             self.requests.append(reqs)
             min_devices = 0
             for ri, r in enumerate(reqs):
@@ -699,7 +743,7 @@ class _Run:
                     f"of {ALLOCATION_RESULTS_MAX_SIZE}"
                 )
             cons: list[_MatchAttribute] = []
-            for i, (names, attr) in enumerate(_constraints(claim)):
+            for i, (names, attr) in enumerate(constraints):
                 if not attr:
                     raise _AllocError(
                         f"claim {claim_ref(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
@@ -724,9 +768,13 @@ class _Run:
                     f"claim {claim_ref(claim)}, request {name}, selector #{i}: CEL expression empty (unsupported selector type?)"
                 )
         if not self.a.features.admin_access and r.has_admin_access:
-            raise _AllocError(f"claim {claim_ref(claim)}, request {name}: admin access is requested, but the feature is disabled")
+            raise _AllocError(
+                f"claim {claim_ref(claim)}, request {name}: admin access is requested, but the feature is disabled"
+            )
         if not r.class_name:
-            raise _AllocError(f"claim {claim_ref(claim)}, request {name}: missing device class name (unsupported request type?)")
+            raise _AllocError(
+                f"claim {claim_ref(claim)}, request {name}: missing device class name (unsupported request type?)"
+            )
         cls = self.a.classes.get(r.class_name)
         if cls is None:
             raise _AllocError(
@@ -900,14 +948,18 @@ class _Run:
             start = len(config)
             for c in st.as_list(st.spec(rd.class_raw).get("config"), "DeviceClass", "spec.config"):
                 if isinstance(c, dict):
-                    config.append({"source": "FromClass", "requests": [rd.full_name], **{k: v for k, v in c.items()}})
+                    config.append(
+                        {"source": "FromClass", "requests": [rd.full_name], **{k: v for k, v in c.items()}}
+                    )
             seen_classes[cname] = (start, len(config))
             del cr
         devices = st.as_map(st.spec(claim).get("devices"), "ResourceClaim", "spec.devices")
         for c in st.as_list(devices.get("config"), "ResourceClaim", "spec.devices.config"):
             if not isinstance(c, dict):
                 continue
-            reqs = [str(x) for x in st.as_list(c.get("requests"), "ResourceClaim", "spec.devices.config.requests")]
+            reqs = [
+                str(x) for x in st.as_list(c.get("requests"), "ResourceClaim", "spec.devices.config.requests")
+            ]
             body = {k: v for k, v in c.items() if k != "requests"}
             if not reqs:
                 config.append({"source": "FromClaim", "requests": reqs, **body})
@@ -949,7 +1001,9 @@ class _Run:
                     for req in st.as_list(terms[0].get("matchFields"), "ResourceSlice", "matchFields"):
                         if req not in fields:
                             fields.append(req)
-                    for req in st.as_list(terms[0].get("matchExpressions"), "ResourceSlice", "matchExpressions"):
+                    for req in st.as_list(
+                        terms[0].get("matchExpressions"), "ResourceSlice", "matchExpressions"
+                    ):
                         if req not in exprs:
                             exprs.append(req)
                 elif len(terms) > 1:
@@ -1006,7 +1060,11 @@ class DynamicResources:
         cluster = self.handle.cluster
         out: list[JSON] = []
         entries = st.as_list(pod.spec.get("resourceClaims"), pod.ident, "spec.resourceClaims")
-        statuses = st.as_list((pod.raw.get("status") or {}).get("resourceClaimStatuses"), pod.ident, "status.resourceClaimStatuses")
+        statuses = st.as_list(
+            (pod.raw.get("status") or {}).get("resourceClaimStatuses"),
+            pod.ident,
+            "status.resourceClaimStatuses",
+        )
         for i, entry in enumerate(entries):
             entry = st.as_map(entry, pod.ident, f"spec.resourceClaims[{i}]")
             rname = str(entry.get("name") or "")
@@ -1043,8 +1101,14 @@ class DynamicResources:
     def _owned_by(pod: Pod, claim: JSON) -> bool:
         if st.namespace_of(claim) != pod.namespace:
             return False
-        for ref in st.as_list(st.meta(claim).get("ownerReferences"), "ResourceClaim", "metadata.ownerReferences"):
-            if isinstance(ref, dict) and ref.get("controller") is True and str(ref.get("uid") or "") == pod.uid:
+        for ref in st.as_list(
+            st.meta(claim).get("ownerReferences"), "ResourceClaim", "metadata.ownerReferences"
+        ):
+            if (
+                isinstance(ref, dict)
+                and ref.get("controller") is True
+                and str(ref.get("uid") or "") == pod.uid
+            ):
                 return True
         return False
 
@@ -1116,7 +1180,10 @@ class DynamicResources:
         if not class_name:
             return Status.error(f"request {request}: unsupported request type")
         if class_name not in classes:
-            return Status(Code.UnschedulableAndUnresolvable, f"request {request}: device class {class_name} does not exist")
+            return Status(
+                Code.UnschedulableAndUnresolvable,
+                f"request {request}: device class {class_name} does not exist",
+            )
         return None
 
     # ----- Filter ---------------------------------------------------------------------------
@@ -1135,7 +1202,11 @@ class DynamicResources:
         unavailable_claims: dict[int, list[int]] = {}
         for index, sel in s.available_on.items():
             ok = st.node_selector_mask(
-                cluster, sel, nodes, obj=f"ResourceClaim {claim_ref(s.claims[index])}", fld="status.allocation.nodeSelector"
+                cluster,
+                sel,
+                nodes,
+                obj=f"ResourceClaim {claim_ref(s.claims[index])}",
+                fld="status.allocation.nodeSelector",
             )
             for pos in np.flatnonzero(~ok):
                 unavailable_claims.setdefault(int(pos), []).append(index)
@@ -1194,8 +1265,13 @@ class DynamicResources:
         # Upstream iterates a set (random order): SchedViz takes the lowest claim index.
         for index in sorted(s.unavailable):
             claim = s.claims[index]
-            reserved = [r for r in st.as_list(_status(claim).get("reservedFor"), "ResourceClaim", "status.reservedFor")]
-            if not reserved or (len(reserved) == 1 and isinstance(reserved[0], dict) and reserved[0].get("uid") == pod.uid):
+            reserved = [
+                r
+                for r in st.as_list(_status(claim).get("reservedFor"), "ResourceClaim", "status.reservedFor")
+            ]
+            if not reserved or (
+                len(reserved) == 1 and isinstance(reserved[0], dict) and reserved[0].get("uid") == pod.uid
+            ):
                 updated = copy.deepcopy(claim)
                 status = updated.setdefault("status", {})
                 for k in ("reservedFor", "allocation", "devices"):
@@ -1302,7 +1378,9 @@ class DynamicResources:
                 updated = copy.deepcopy(get_claim(state.cluster, *claim_key(claim)) or claim)
                 status = updated.setdefault("status", {})
                 status["reservedFor"] = [
-                    r for r in status.get("reservedFor") or [] if not (isinstance(r, dict) and r.get("uid") == pod.uid)
+                    r
+                    for r in status.get("reservedFor") or []
+                    if not (isinstance(r, dict) and r.get("uid") == pod.uid)
                 ]
                 t.assumed[claim_key(updated)] = updated
         t.touch()

@@ -366,8 +366,10 @@ class _Registry:
         self.pos = len(cluster.changes)
 
     def _apply(self, sign: int, pod: Pod, node: int) -> None:
-        aff = pod.raw.get("spec", {}).get("affinity")
-        if not isinstance(aff, dict) or (aff.get("podAffinity") is None and aff.get("podAntiAffinity") is None):
+        aff = pod.spec.get("affinity")
+        if not isinstance(aff, dict) or (
+            aff.get("podAffinity") is None and aff.get("podAntiAffinity") is None
+        ):
             return  # not podWithAffinity: nothing to parse
         terms = pod_terms(pod)
         if not terms.has_affinity:

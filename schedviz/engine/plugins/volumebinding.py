@@ -128,7 +128,9 @@ def _topology_mask(cluster: Any, terms: list[Any], nodes: IntArray, ident: str) 
     out = np.zeros(len(nodes), dtype=bool)
     for t, term in enumerate(terms):
         term = st.as_map(term, ident, f"allowedTopologies[{t}]")
-        exprs = st.as_list(term.get("matchLabelExpressions"), ident, f"allowedTopologies[{t}].matchLabelExpressions")
+        exprs = st.as_list(
+            term.get("matchLabelExpressions"), ident, f"allowedTopologies[{t}].matchLabelExpressions"
+        )
         if not exprs:
             continue
         m = np.ones(len(nodes), dtype=bool)
@@ -162,7 +164,6 @@ class VolumeBinding:
     # ----- PreFilter ------------------------------------------------------------------------
     def _has_pvcs(self, state: CycleState, pod: Pod) -> tuple[bool, str]:
         """podHasPVCs: whether the pod uses claims, and why one of them makes it unschedulable."""
-        lister = st.view(state.cluster).pvcs
         has = False
         for v in st.pod_volumes(pod):
             claim = st.claim_name_of(v)
@@ -173,15 +174,21 @@ class VolumeBinding:
             if claim is None:
                 continue
             has = True
-            pvc = lister.get((pod.namespace, claim))
+            pvc = st.view(state.cluster).pvcs.get((pod.namespace, claim))
             if pvc is None:
                 if ephemeral:
-                    return has, f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{claim}"'
+                    return (
+                        has,
+                        f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{claim}"',
+                    )
                 return has, st.not_found("persistentvolumeclaim", claim)
             status = pvc.get("status")
             if isinstance(status, dict) and status.get("phase") == "Lost":
                 vn = str(st.spec(pvc).get("volumeName") or "")
-                return has, f'persistentvolumeclaim "{st.name_of(pvc)}" bound to non-existent persistentvolume "{vn}"'
+                return (
+                    has,
+                    f'persistentvolumeclaim "{st.name_of(pvc)}" bound to non-existent persistentvolume "{vn}"',
+                )
             if st.meta(pvc).get("deletionTimestamp"):
                 return has, f'persistentvolumeclaim "{st.name_of(pvc)}" is being deleted'
             if ephemeral:
@@ -207,7 +214,11 @@ class VolumeBinding:
                 continue
             pvc = st.cached_pvc(cluster, pod.namespace, claim)
             if pvc is None:
-                return None, [], f'error getting PVC "{pod.namespace}/{claim}": {st.not_found("persistentvolumeclaim", claim)}'
+                return (
+                    None,
+                    [],
+                    f'error getting PVC "{pod.namespace}/{claim}": {st.not_found("persistentvolumeclaim", claim)}',
+                )
             if ephemeral:
                 err = st.ephemeral_owner_error(pod, pvc)
                 if err is not None:
@@ -273,7 +284,9 @@ class VolumeBinding:
         error = np.zeros(n, dtype=bool)
         error_msg = ""
         annotated = [c for c in claims.delay if st.ANN_SELECTED_NODE in st.annotations_of(c)]
-        to_match = sorted((c for c in claims.delay if st.ANN_SELECTED_NODE not in st.annotations_of(c)), key=_size)
+        to_match = sorted(
+            (c for c in claims.delay if st.ANN_SELECTED_NODE not in st.annotations_of(c)), key=_size
+        )
         order = annotated + to_match
         m = len(order)
         choice = np.full((m, n), -1, dtype=np.int64)
@@ -338,7 +351,12 @@ class VolumeBinding:
         pvs_found: npt.NDArray[np.bool_],
     ) -> list[tuple[npt.NDArray[np.bool_], tuple[str, ...]]]:
         flags = np.stack([~bound_ok, ~unbound_ok, ~sufficient, ~pvs_found])
-        texts = (ERR_REASON_NODE_CONFLICT, ERR_REASON_BIND_CONFLICT, ERR_REASON_NOT_ENOUGH_SPACE, ERR_REASON_PV_NOT_EXIST)
+        texts = (
+            ERR_REASON_NODE_CONFLICT,
+            ERR_REASON_BIND_CONFLICT,
+            ERR_REASON_NOT_ENOUGH_SPACE,
+            ERR_REASON_PV_NOT_EXIST,
+        )
         codes = flags[0] * 1 + flags[1] * 2 + flags[2] * 4 + flags[3] * 8
         out = []
         for code in np.unique(codes):
@@ -398,6 +416,7 @@ class VolumeBinding:
             if any(mode not in pv_modes for mode in claim_modes):
                 continue
             unbound.append((qty, j))
+
         # PVs already chosen for earlier claims on the same node are excluded.
         def excluded(j: int) -> npt.NDArray[np.bool_]:
             name = st.name_of(pvs[j])
@@ -439,7 +458,9 @@ class VolumeBinding:
         if not provisioner or provisioner == st.NOT_SUPPORTED_PROVISIONER:
             return np.full(n, _UNSUPPORTED, dtype=np.int64), cap_idx, ""
         ident = f"StorageClass {class_name}"
-        topo = _topology_mask(cluster, st.as_list(sc.get("allowedTopologies"), ident, "allowedTopologies"), nodes, ident)
+        topo = _topology_mask(
+            cluster, st.as_list(sc.get("allowedTopologies"), ident, "allowedTopologies"), nodes, ident
+        )
         code = np.where(topo, _OK, _UNSUPPORTED).astype(np.int64)
         size = st.pvc_request(pvc)
         if size is None:
@@ -463,7 +484,9 @@ class VolumeBinding:
                 continue
             from ..labels import LabelSelector
 
-            sel = LabelSelector.parse(topology, obj=f"CSIStorageCapacity {st.name_of(cap)}", field="nodeTopology")
+            sel = LabelSelector.parse(
+                topology, obj=f"CSIStorageCapacity {st.name_of(cap)}", field="nodeTopology"
+            )
             hit = np.asarray([sel.matches(cluster.nodes[int(i)].labels) for i in nodes], dtype=bool) & ~found
             cap_idx[hit] = idx
             found |= hit

@@ -114,24 +114,27 @@ class VolumeRestrictions:
 
     # ----- PreFilter ------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod) -> tuple[PreFilterResult | None, Status]:
-        cluster = state.cluster
+        volumes = st.pod_volumes(pod)
+        if not volumes:
+            return None, Status.skip()
         needs_check = bool(_pod_disks(pod))
-        lister = st.view(cluster).pvcs
         rwop: set[str] = set()
-        for v in st.pod_volumes(pod):
+        for v in volumes:
             claim = st.claim_name_of(v)
             if claim is None:
                 continue
-            pvc = lister.get((pod.namespace, claim))
+            pvc = st.view(state.cluster).pvcs.get((pod.namespace, claim))
             if pvc is None:
                 return None, Status(
                     Code.UnschedulableAndUnresolvable, st.not_found("persistentvolumeclaim", claim)
                 )
             if "ReadWriteOncePod" in st.access_modes(pvc):
                 rwop.add(st.name_of(pvc))
-        used = self._used_claims(state)
         # At most one pod can use a ReadWriteOncePod claim: count claims in use, not pods.
-        conflicting = sum(1 for c in rwop if (pod.namespace, c) in used)
+        conflicting = 0
+        if rwop:
+            used = self._used_claims(state)
+            conflicting = sum(1 for c in rwop if (pod.namespace, c) in used)
         if not needs_check and conflicting == 0:
             return None, Status.skip()
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(frozenset(rwop), conflicting))

@@ -75,12 +75,12 @@ class VolumeZone:
 
     def _topologies(self, state: CycleState, pod: Pod) -> tuple[list[_PVTopology], Status]:
         """getPVbyPod."""
-        v = st.view(state.cluster)
         out: list[_PVTopology] = []
         for vol in st.pod_volumes(pod):
             claim = st.claim_name_of(vol)
             if claim is None:
                 continue
+            v = st.view(state.cluster)
             if claim == "":
                 return [], Status(Code.UnschedulableAndUnresolvable, "PersistentVolumeClaim had no name")
             pvc = v.pvcs.get((pod.namespace, claim))

@@ -58,7 +58,11 @@ def pv(
         affinity = {
             "required": {
                 "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": hostnames}]}
+                    {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/hostname", "operator": "In", "values": hostnames}
+                        ]
+                    }
                 ]
             }
         }
@@ -77,11 +81,21 @@ def pv(
     md: dict[str, Any] = {"name": name}
     if labels:
         md["labels"] = labels
-    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": md, "spec": s, "status": {"phase": phase}}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": md,
+        "spec": s,
+        "status": {"phase": phase},
+    }
 
 
 def storage_class(
-    name: str, *, mode: str | None = "WaitForFirstConsumer", provisioner: str = "kubernetes.io/no-provisioner", **extra: Any
+    name: str,
+    *,
+    mode: str | None = "WaitForFirstConsumer",
+    provisioner: str = "kubernetes.io/no-provisioner",
+    **extra: Any,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "apiVersion": "storage.k8s.io/v1",
@@ -95,7 +109,9 @@ def storage_class(
     return out
 
 
-def csinode(name: str, drivers: dict[str, int | None], annotations: dict[str, str] | None = None) -> dict[str, Any]:
+def csinode(
+    name: str, drivers: dict[str, int | None], annotations: dict[str, str] | None = None
+) -> dict[str, Any]:
     ds = []
     for d, count in drivers.items():
         entry: dict[str, Any] = {"name": d, "nodeID": name}
@@ -109,7 +125,12 @@ def csinode(name: str, drivers: dict[str, int | None], annotations: dict[str, st
 
 
 def csidriver(name: str, **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": name}, "spec": dict(spec)}
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIDriver",
+        "metadata": {"name": name},
+        "spec": dict(spec),
+    }
 
 
 def claim_vol(claim: str, name: str = "data") -> dict[str, Any]:
@@ -169,7 +190,9 @@ def resource_slice(
     }
 
 
-def exact(name: str = "gpu", count: int = 1, cls: str = "gpu", *selectors: str, **extra: Any) -> dict[str, Any]:
+def exact(
+    name: str = "gpu", count: int = 1, cls: str = "gpu", *selectors: str, **extra: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {"allocationMode": "ExactCount", "count": count, "deviceClassName": cls}
     if selectors:
         body["selectors"] = [{"cel": {"expression": s}} for s in selectors]

@@ -103,13 +103,17 @@ def test_unbound_claims_count_through_their_storage_class() -> None:
 def test_existing_unbound_claim_is_the_same_volume() -> None:
     objects = [csinode("n1", {EBS: 1}), storage_class("ebs", provisioner=EBS), pvc("u1", sc="ebs")]
     c = cluster([node("n1")], [pod("old", node_name="n1", volumes=[claim_vol("u1")])], objects)
-    v = NodeVolumeLimits({}, Handle(c)).filter(CycleState(c), Pod(pod("new", volumes=[claim_vol("u1")])), all_nodes(c))
+    v = NodeVolumeLimits({}, Handle(c)).filter(
+        CycleState(c), Pod(pod("new", volumes=[claim_vol("u1")])), all_nodes(c)
+    )
     assert v.at(0) == OK
 
 
 def test_missing_claim_of_the_new_pod() -> None:
     c = cluster([node("n1")], [], [csinode("n1", {EBS: 1})])
-    v = NodeVolumeLimits({}, Handle(c)).filter(CycleState(c), Pod(pod("new", volumes=[claim_vol("nope")])), all_nodes(c))
+    v = NodeVolumeLimits({}, Handle(c)).filter(
+        CycleState(c), Pod(pod("new", volumes=[claim_vol("nope")])), all_nodes(c)
+    )
     assert v.at(0) == (
         Code.UnschedulableAndUnresolvable,
         ('looking up PVC default/nope: persistentvolumeclaim "nope" not found',),
@@ -119,7 +123,9 @@ def test_missing_claim_of_the_new_pod() -> None:
 def test_missing_claim_of_an_existing_pod_is_not_counted() -> None:
     objects = [csinode("n1", {EBS: 1}), *csi_claim("b", "vol-b")]
     c = cluster([node("n1")], [pod("old", node_name="n1", volumes=[claim_vol("gone")])], objects)
-    v = NodeVolumeLimits({}, Handle(c)).filter(CycleState(c), Pod(pod("new", volumes=[claim_vol("b")])), all_nodes(c))
+    v = NodeVolumeLimits({}, Handle(c)).filter(
+        CycleState(c), Pod(pod("new", volumes=[claim_vol("b")])), all_nodes(c)
+    )
     assert v.at(0) == OK
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from schedviz.engine.framework import Code, CycleState, Handle
+from schedviz.engine.framework import Code, CycleState, Handle, Status
 from schedviz.engine.objects import Pod
 from schedviz.engine.plugins import _storage
 from schedviz.engine.plugins.volumebinding import (
@@ -30,7 +30,11 @@ def u(*reasons: str) -> tuple[Code, tuple[str, ...]]:
 
 
 def zone_affinity(zone: str) -> dict[str, Any]:
-    return {"required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}]}}
+    return {
+        "required": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}]
+        }
+    }
 
 
 def setup(objects: list[dict[str, Any]], volumes: list[dict[str, Any]], **handle: Any) -> tuple[Any, ...]:
@@ -41,7 +45,9 @@ def setup(objects: list[dict[str, Any]], volumes: list[dict[str, Any]], **handle
     return c, pl, st, p
 
 
-def verdicts(objects: list[dict[str, Any]], volumes: list[dict[str, Any]]) -> list[tuple[Code, tuple[str, ...]]]:
+def verdicts(
+    objects: list[dict[str, Any]], volumes: list[dict[str, Any]]
+) -> list[tuple[Code, tuple[str, ...]]]:
     c, pl, st, p = setup(objects, volumes)
     _, s = pl.pre_filter(st, p)
     assert s.is_success(), s
@@ -74,18 +80,28 @@ WFFC = storage_class("local")
             u('persistentvolumeclaim "x" bound to non-existent persistentvolume "v"'),
         ),
         # Unbound claim of an Immediate class, or of no class at all: not bound yet.
-        ([pvc("x", sc="imm"), storage_class("imm", mode="Immediate")], [claim_vol("x")], u(UNBOUND_IMMEDIATE)),
+        (
+            [pvc("x", sc="imm"), storage_class("imm", mode="Immediate")],
+            [claim_vol("x")],
+            u(UNBOUND_IMMEDIATE),
+        ),
         ([pvc("x")], [claim_vol("x")], u(UNBOUND_IMMEDIATE)),
         ([pvc("x", sc="missing-class")], [claim_vol("x")], u(UNBOUND_IMMEDIATE)),
         # A volume name without the bind-completed annotation: not fully bound, so immediate.
-        ([pvc("x", sc="local", volume="v"), WFFC, pv("v", sc="local")], [claim_vol("x")], u(UNBOUND_IMMEDIATE)),
+        (
+            [pvc("x", sc="local", volume="v"), WFFC, pv("v", sc="local")],
+            [claim_vol("x")],
+            u(UNBOUND_IMMEDIATE),
+        ),
         # Fully bound, or unbound of a WaitForFirstConsumer class: Success.
         ([pvc("x", volume="v", bound=True), pv("v")], [claim_vol("x")], OK),
         ([pvc("x", sc="local"), WFFC], [claim_vol("x")], OK),
     ],
 )
-def test_pre_filter(objects: list[dict[str, Any]], volumes: list[dict[str, Any]], want: tuple[Code, tuple[str, ...]]) -> None:
-    c, pl, st, p = setup(objects, volumes)
+def test_pre_filter(
+    objects: list[dict[str, Any]], volumes: list[dict[str, Any]], want: tuple[Code, tuple[str, ...]]
+) -> None:
+    _c, pl, st, p = setup(objects, volumes)
     _, s = pl.pre_filter(st, p)
     assert (s.code, s.reasons) == want
 
@@ -102,21 +118,18 @@ def test_pod_without_claims_runs_every_point_trivially() -> None:
     pl.unreserve(st, p, "n1")
     # Without PreFilter state the points that read it fail.
     fresh = CycleState(c)
-    assert pl.reserve(fresh, p, "n1") == Status_error("not found")
+    assert pl.reserve(fresh, p, "n1") == Status.error("not found")
     assert pl.filter(fresh, p, all_nodes(c)).at(0) == (Code.Error, ("not found",))
-
-
-def Status_error(msg: str) -> Any:  # noqa: N802 - reads like the upstream helper
-    from schedviz.engine.framework import Status
-
-    return Status.error(msg)
 
 
 @pytest.mark.parametrize(
     ("objects", "want"),
     [
         # Bound claim: the PV's node affinity decides.
-        ([pvc("x", volume="v", bound=True), pv("v", affinity=zone_affinity("a"))], [OK, OK, u(ERR_REASON_NODE_CONFLICT)]),
+        (
+            [pvc("x", volume="v", bound=True), pv("v", affinity=zone_affinity("a"))],
+            [OK, OK, u(ERR_REASON_NODE_CONFLICT)],
+        ),
         ([pvc("x", volume="v", bound=True), pv("v")], [OK, OK, OK]),
         # Bound to a PV that does not exist.
         ([pvc("x", volume="v", bound=True)], [u(ERR_REASON_PV_NOT_EXIST)] * 3),
@@ -141,24 +154,56 @@ def test_bound_claims_first_failure_decides() -> None:
     ("pvs", "claim", "want"),
     [
         # Local PVs of the class on n1 and n3: the others cannot bind.
-        ([pv("l1", sc="local", hostnames=["n1"]), pv("l3", sc="local", hostnames=["n3"])], pvc("x", sc="local"),
-         [OK, u(ERR_REASON_BIND_CONFLICT), OK]),
+        (
+            [pv("l1", sc="local", hostnames=["n1"]), pv("l3", sc="local", hostnames=["n3"])],
+            pvc("x", sc="local"),
+            [OK, u(ERR_REASON_BIND_CONFLICT), OK],
+        ),
         # Too small, wrong class, wrong access mode, not Available, wrong volume mode: no match anywhere.
-        ([pv("small", sc="local", storage="512Mi", hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
+        (
+            [pv("small", sc="local", storage="512Mi", hostnames=["n1"])],
+            pvc("x", sc="local"),
+            [u(ERR_REASON_BIND_CONFLICT)] * 3,
+        ),
         ([pv("other", sc="fast", hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
-        ([pv("ro", sc="local", modes=("ReadOnlyMany",), hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
-        ([pv("rel", sc="local", phase="Released", hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
-        ([pv("blk", sc="local", volumeMode="Block", hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
+        (
+            [pv("ro", sc="local", modes=("ReadOnlyMany",), hostnames=["n1"])],
+            pvc("x", sc="local"),
+            [u(ERR_REASON_BIND_CONFLICT)] * 3,
+        ),
+        (
+            [pv("rel", sc="local", phase="Released", hostnames=["n1"])],
+            pvc("x", sc="local"),
+            [u(ERR_REASON_BIND_CONFLICT)] * 3,
+        ),
+        (
+            [pv("blk", sc="local", volumeMode="Block", hostnames=["n1"])],
+            pvc("x", sc="local"),
+            [u(ERR_REASON_BIND_CONFLICT)] * 3,
+        ),
         # A PV bound to another claim is not available.
-        ([pv("taken", sc="local", claim="other", hostnames=["n1"])], pvc("x", sc="local"), [u(ERR_REASON_BIND_CONFLICT)] * 3),
+        (
+            [pv("taken", sc="local", claim="other", hostnames=["n1"])],
+            pvc("x", sc="local"),
+            [u(ERR_REASON_BIND_CONFLICT)] * 3,
+        ),
         # A PV pre-bound to this claim is used even if not Available, but only where it fits.
-        ([pv("pre", sc="local", claim="x", phase="Pending", hostnames=["n2"])], pvc("x", sc="local"),
-         [u(ERR_REASON_BIND_CONFLICT), OK, u(ERR_REASON_BIND_CONFLICT)]),
+        (
+            [pv("pre", sc="local", claim="x", phase="Pending", hostnames=["n2"])],
+            pvc("x", sc="local"),
+            [u(ERR_REASON_BIND_CONFLICT), OK, u(ERR_REASON_BIND_CONFLICT)],
+        ),
         # A claim label selector must match the PV's labels.
-        ([pv("lab", sc="local", labels={"tier": "gold"}, hostnames=["n1"])],
-         pvc("x", sc="local", selector={"matchLabels": {"tier": "silver"}}), [u(ERR_REASON_BIND_CONFLICT)] * 3),
-        ([pv("lab", sc="local", labels={"tier": "gold"}, hostnames=["n1"])],
-         pvc("x", sc="local", selector={"matchLabels": {"tier": "gold"}}), [OK, u(ERR_REASON_BIND_CONFLICT), u(ERR_REASON_BIND_CONFLICT)]),
+        (
+            [pv("lab", sc="local", labels={"tier": "gold"}, hostnames=["n1"])],
+            pvc("x", sc="local", selector={"matchLabels": {"tier": "silver"}}),
+            [u(ERR_REASON_BIND_CONFLICT)] * 3,
+        ),
+        (
+            [pv("lab", sc="local", labels={"tier": "gold"}, hostnames=["n1"])],
+            pvc("x", sc="local", selector={"matchLabels": {"tier": "gold"}}),
+            [OK, u(ERR_REASON_BIND_CONFLICT), u(ERR_REASON_BIND_CONFLICT)],
+        ),
     ],
 )
 def test_unbound_claims_match_local_pvs(
@@ -272,7 +317,11 @@ def test_two_claims_do_not_share_a_pv() -> None:
         ),
         # A driver that does not opt into capacity tracking is not checked.
         (
-            [storage_class("dyn", provisioner="cap.csi.example.com"), csidriver("cap.csi.example.com"), pvc("x", sc="dyn")],
+            [
+                storage_class("dyn", provisioner="cap.csi.example.com"),
+                csidriver("cap.csi.example.com"),
+                pvc("x", sc="dyn"),
+            ],
             [OK, OK, OK],
         ),
         # A claim already given to n2 (selected-node annotation) fits n2 only.
@@ -285,7 +334,9 @@ def test_two_claims_do_not_share_a_pv() -> None:
         ),
     ],
 )
-def test_dynamic_provisioning(objects: list[dict[str, Any]], want: list[tuple[Code, tuple[str, ...]]]) -> None:
+def test_dynamic_provisioning(
+    objects: list[dict[str, Any]], want: list[tuple[Code, tuple[str, ...]]]
+) -> None:
     assert verdicts(objects, [claim_vol("x")]) == want
 
 

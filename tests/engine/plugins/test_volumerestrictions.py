@@ -35,9 +35,23 @@ GCE_BAR = {"name": "d", "gcePersistentDisk": {"pdName": "bar"}}
 AWS_FOO = {"name": "d", "awsElasticBlockStore": {"volumeID": "foo"}}
 AWS_FOO_RO = {"name": "d", "awsElasticBlockStore": {"volumeID": "foo", "readOnly": True}}
 AWS_BAR = {"name": "d", "awsElasticBlockStore": {"volumeID": "bar"}}
-ISCSI_1 = {"name": "d", "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2016-12.server:storage.target01", "lun": 0}}
-ISCSI_1_RO = {"name": "d", "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2016-12.server:storage.target01", "lun": 0, "readOnly": True}}
-ISCSI_2 = {"name": "d", "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2017-12.server:storage.target01", "lun": 0}}
+ISCSI_1 = {
+    "name": "d",
+    "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2016-12.server:storage.target01", "lun": 0},
+}
+ISCSI_1_RO = {
+    "name": "d",
+    "iscsi": {
+        "targetPortal": "127.0.0.1:3260",
+        "iqn": "iqn.2016-12.server:storage.target01",
+        "lun": 0,
+        "readOnly": True,
+    },
+}
+ISCSI_2 = {
+    "name": "d",
+    "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.2017-12.server:storage.target01", "lun": 0},
+}
 RBD_AB = {"name": "d", "rbd": {"monitors": ["a", "b"], "pool": "foo", "image": "bar"}}
 RBD_BC = {"name": "d", "rbd": {"monitors": ["b", "c"], "pool": "foo", "image": "bar"}}
 RBD_CD = {"name": "d", "rbd": {"monitors": ["c", "d"], "pool": "foo", "image": "bar"}}
@@ -48,11 +62,15 @@ RBD_AB_RO = {"name": "d", "rbd": {"monitors": ["a", "b"], "pool": "foo", "image"
 
 def run(
     new_volumes: list[dict[str, Any]],
-    existing: dict[str, list[dict[str, Any]]],
+    existing: dict[str, list[list[dict[str, Any]]]],
     objects: list[dict[str, Any]] = (),  # type: ignore[assignment]
 ) -> tuple[Any, Any, Any]:
     nodes = [node("n1"), node("n2")]
-    pods = [pod(f"old-{n}-{i}", node_name=n, volumes=v) for n, vols in existing.items() for i, v in enumerate(vols)]
+    pods = [
+        pod(f"old-{n}-{i}", node_name=n, volumes=v)
+        for n, vols in existing.items()
+        for i, v in enumerate(vols)
+    ]
     c = cluster(nodes, pods, objects)
     pl = VolumeRestrictions({}, Handle(c))
     st = CycleState(c)
@@ -154,7 +172,7 @@ def test_disk_conflict_wins_over_rwop_on_the_conflicting_node() -> None:
 
 def test_pre_filter_extensions_track_claim_users() -> None:
     objects = [pvc("c", "ReadWriteOncePod")]
-    pf, v, (pl, st, p, c) = run([claim_vol("c")], {"n2": [[claim_vol("c")]]}, objects)
+    pf, _v, (pl, st, p, c) = run([claim_vol("c")], {"n2": [[claim_vol("c")]]}, objects)
     assert pf.is_success()
     user = c.pods_on[1][0]
     assert pl.remove_pod(st, p, user, 1).is_success()

@@ -49,7 +49,9 @@ def bound(claim: str, volume: str) -> dict[str, Any]:
         ({"example.com/rack": "r1"}, None),
     ],
 )
-def test_filter_by_pv_topology(pv_labels: dict[str, str], want: list[tuple[Code, tuple[str, ...]]] | None) -> None:
+def test_filter_by_pv_topology(
+    pv_labels: dict[str, str], want: list[tuple[Code, tuple[str, ...]]] | None
+) -> None:
     c = cluster(NODES, [], [pv("vol", labels=pv_labels), bound("claim", "vol")])
     pl = VolumeZone({}, Handle(c))
     st = CycleState(c)
@@ -78,7 +80,10 @@ def test_filter_by_pv_topology(pv_labels: dict[str, str], want: list[tuple[Code,
         (
             [pvc("x")],
             [claim_vol("x")],
-            (Code.UnschedulableAndUnresolvable, ("PersistentVolumeClaim had no pv name and storageClass name",)),
+            (
+                Code.UnschedulableAndUnresolvable,
+                ("PersistentVolumeClaim had no pv name and storageClass name",),
+            ),
         ),
         (
             [pvc("x", sc="nope")],
@@ -102,7 +107,9 @@ def test_filter_by_pv_topology(pv_labels: dict[str, str], want: list[tuple[Code,
         ([pvc("x", volume="v", bound=True), pv("v")], [claim_vol("x")], (Code.Skip, ())),
     ],
 )
-def test_pre_filter(objects: list[dict[str, Any]], volumes: list[dict[str, Any]], want: tuple[Code, tuple[str, ...]]) -> None:
+def test_pre_filter(
+    objects: list[dict[str, Any]], volumes: list[dict[str, Any]], want: tuple[Code, tuple[str, ...]]
+) -> None:
     c = cluster(NODES, [], objects)
     _, s = VolumeZone({}, Handle(c)).pre_filter(CycleState(c), Pod(pod("p", volumes=volumes)))
     assert (s.code, s.reasons) == want
