@@ -351,16 +351,12 @@ _NODE_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
 def _parse_int64(text: str) -> int | None:
-    t = text.strip() if text == text.strip() else None
-    if t is None or not t:
+    """strconv.ParseInt(text, 10, 64): an optional sign and ASCII digits, nothing else."""
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if not body or not body.isascii() or not body.isdigit():
         return None
-    body = t[1:] if t[0] in "+-" else t
-    if not body.isdigit() or not body.isascii():
-        return None
-    v = int(t)
-    if v < -(2**63) or v >= 2**63:
-        return None
-    return v
+    v = int(text)
+    return v if -(2**63) <= v < 2**63 else None
 
 
 def _requirement_mask(cluster: ClusterState, req: JSON, nodes: IntArray, obj: str, fld: str) -> BoolArray:

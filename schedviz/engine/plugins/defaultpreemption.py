@@ -212,7 +212,9 @@ class _GoSorter:
         length = b - a
         if length < 8:
             return
-        state = length  # xorshift seeded with the length
+        # xorshift seeded with the length; shifts 13/7/17 as in Go >= 1.24 (golang/go#70144), the
+        # toolchain kube-scheduler v1.35 is built with (Go 1.21-1.23 used 13/17/5).
+        state = length
         modulus = 1 << length.bit_length()
         middle = a + (length // 4) * 2
         for idx in range(middle - 1, middle + 2):

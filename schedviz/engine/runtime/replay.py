@@ -250,16 +250,15 @@ class Replay:
                 if name in state.skip_filter_plugins:
                     continue
                 rec.stages.append(Stage("Filter", name, "Success", "", timings.get(name, 0)))
-            failed = seen[~passed[:processed]]
-            for i in failed.tolist():
-                statuses[i] = Status(
-                    Code(int(rec.filter_codes[i])), *self.reasons.items[int(rec.filter_reasons[i])]
-                )
 
         rec.feasible = feasible
         if len(feasible) == 0:
-            if pre_res is not None and pre_res.node_names is not None:
-                pass
+            # Only a failed cycle needs every rejected node's Status (PostFilter, the message).
+            assert rec.evaluation_order is not None
+            codes = rec.filter_codes
+            rids = rec.filter_reasons
+            for i in rec.evaluation_order.tolist():
+                statuses[i] = Status(Code(int(codes[i])), *self.reasons.items[int(rids[i])])
             self._fail(fw, state, pod, rec, statuses, absent, "")
             return
 

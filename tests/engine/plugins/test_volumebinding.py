@@ -381,3 +381,84 @@ def test_capacity_scoring_gate() -> None:
     assert pl.pre_score(st, p, all_nodes(c)).is_success()
     # Default shape (0 -> 100, 100 -> 0): 5/5 used scores 0, 5/10 used scores 50; n3 has no volumes.
     assert list(pl.score(st, p, all_nodes(c))) == [0, 50, 0]
+
+
+def term(*exprs: dict[str, Any], fields: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    t: dict[str, Any] = {}
+    if exprs:
+        t["matchExpressions"] = list(exprs)
+    if fields:
+        t["matchFields"] = fields
+    return t
+
+
+GEN = "example.com/gen"
+AFFINITY_NODES = [
+    node("g1", labels={ZONE: "a", GEN: "1"}),
+    node("g5", labels={ZONE: "b", GEN: "5"}),
+    node("gx", labels={ZONE: "a", GEN: "x"}),
+    node("none"),
+]
+
+
+@pytest.mark.parametrize(
+    ("terms", "want"),
+    [
+        ([term({"key": GEN, "operator": "Gt", "values": ["2"]})], [False, True, False, False]),
+        ([term({"key": GEN, "operator": "Lt", "values": ["2"]})], [True, False, False, False]),
+        ([term({"key": ZONE, "operator": "NotIn", "values": ["a"]})], [False, True, False, True]),
+        ([term({"key": ZONE, "operator": "DoesNotExist"})], [False, False, False, True]),
+        (
+            [term({"key": ZONE, "operator": "Exists"}, {"key": GEN, "operator": "In", "values": ["x", "5"]})],
+            [False, True, True, False],
+        ),
+        # Terms are ORed; an empty term matches nothing.
+        ([term(), term({"key": GEN, "operator": "In", "values": ["1"]})], [True, False, False, False]),
+        (
+            [term(fields=[{"key": "metadata.name", "operator": "In", "values": ["gx"]}])],
+            [False, False, True, False],
+        ),
+        (
+            [term(fields=[{"key": "metadata.name", "operator": "NotIn", "values": ["gx"]}])],
+            [True, True, False, True],
+        ),
+    ],
+)
+def test_pv_node_affinity_selectors(terms: list[dict[str, Any]], want: list[bool]) -> None:
+    c = cluster(
+        AFFINITY_NODES,
+        [],
+        [pvc("x", volume="v", bound=True), pv("v", affinity={"required": {"nodeSelectorTerms": terms}})],
+    )
+    pl = VolumeBinding({}, Handle(c))
+    st, p = CycleState(c), Pod(pod("p", volumes=[claim_vol("x")]))
+    assert pl.pre_filter(st, p)[1].is_success()
+    v = pl.filter(st, p, all_nodes(c))
+    assert [v.at(k) == OK for k in range(c.n)] == want
+
+
+@pytest.mark.parametrize(
+    ("expr", "field"),
+    [
+        ({"key": ZONE, "operator": "Near", "values": ["a"]}, "operator"),
+        ({"key": ZONE, "operator": "In", "values": []}, "values"),
+        ({"key": ZONE, "operator": "Exists", "values": ["a"]}, "values"),
+        ({"key": GEN, "operator": "Gt", "values": ["two"]}, "values"),
+    ],
+)
+def test_invalid_pv_node_affinity_is_an_input_error(expr: dict[str, Any], field: str) -> None:
+    from schedviz.engine.errors import InputError
+
+    c = cluster(
+        AFFINITY_NODES,
+        [],
+        [
+            pvc("x", volume="v", bound=True),
+            pv("v", affinity={"required": {"nodeSelectorTerms": [term(expr)]}}),
+        ],
+    )
+    pl = VolumeBinding({}, Handle(c))
+    st, p = CycleState(c), Pod(pod("p", volumes=[claim_vol("x")]))
+    pl.pre_filter(st, p)
+    with pytest.raises(InputError, match=f"PersistentVolume v.*matchExpressions\\[0\\]\\.{field}"):
+        pl.filter(st, p, all_nodes(c))
