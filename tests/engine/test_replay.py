@@ -210,5 +210,5 @@ def test_trace_json_shape() -> None:
         s["weighted"] for s in cyc["nodes"]["b"]["scores"].values() if not s.get("skipped")
     )
     points = [s["point"] for s in cyc["stages"]]
-    for p in ("PreFilter", "Filter", "PreScore", "Score", "NormalizeScore", "Reserve", "PreBind", "Bind"):
+    for p in ("PreFilter", "Filter", "PreScore", "Score", "NormalizeScore", "Reserve", "PreBindPreFlight", "Bind"):
         assert p in points

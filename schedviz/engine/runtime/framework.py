@@ -351,8 +351,41 @@ class Framework:
             return Status(Code.Wait), timeout
         return Status.success(), 0.0
 
+    def run_pre_bind_pre_flight(self, state: CycleState, pod: Pod, node: str, stages: list[Stage]) -> Status:
+        """RunPreBindPreFlights: Success if any PreBind plugin will act, Skip if none will.
+
+        Plugins answering Skip are left out of PreBind (NominatedNodeNameForExpectation, on in v1.35).
+        """
+        result = Status.skip()
+        skipped: set[str] = set()
+        for pl in self.pre_bind:
+            flight = getattr(pl, "pre_bind_pre_flight", None)
+            if flight is None:
+                result = Status.success()
+                continue
+            t0 = time.perf_counter()
+            s = flight(state, pod, node)
+            stages.append(Stage("PreBindPreFlight", pl.name, s.code.name, s.message(), _micros(t0)))
+            if s.code == Code.Error:
+                return Status(Code.Error, f'running PreBindPreFlight "{pl.name}": {s.message()}', plugin=pl.name)
+            if s.is_success():
+                result = Status.success()
+            elif s.is_skip():
+                skipped.add(pl.name)
+            else:
+                return Status(
+                    Code.Error,
+                    f'PreBindPreFlight {pl.name} returned "{s.code.name}", which is unsupported. '
+                    "It is supposed to return Success, Skip, or Error status",
+                    plugin=pl.name,
+                )
+        state.skip_pre_bind_plugins = skipped
+        return result
+
     def run_pre_bind(self, state: CycleState, pod: Pod, node: str, stages: list[Stage]) -> Status:
         for pl in self.pre_bind:
+            if pl.name in state.skip_pre_bind_plugins:
+                continue
             t0 = time.perf_counter()
             s = pl.pre_bind(state, pod, node)
             stages.append(Stage("PreBind", pl.name, s.code.name, s.message(), _micros(t0)))

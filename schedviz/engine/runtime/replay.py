@@ -342,7 +342,10 @@ class Replay:
             self.cluster.remove_pod(pod)
             self._reject_after_selection(rec, node, s)
             return
-        s = fw.run_pre_bind(state, pod, node, rec.stages)
+        # The binding cycle (schedule_one.go bindingCycle).
+        s = fw.run_pre_bind_pre_flight(state, pod, node, rec.stages)
+        if s.code != Code.Error:
+            s = fw.run_pre_bind(state, pod, node, rec.stages)
         if s.is_success():
             s = fw.run_bind(state, pod, node, rec.stages)
         if not s.is_success():
