@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,115 @@ def _demo(args: argparse.Namespace) -> int:
     return _replay(ns)
 
 
+def _explain(args: argparse.Namespace) -> int:
+    from .engine.explain import explain
+
+    snapshot = load_paths(args.paths)
+    cfg_source: Any = args.config if args.config else snapshot.config
+    config = load_config(cfg_source, implements=registry.implements_table())
+    ex = explain(
+        snapshot,
+        args.pod,
+        config=config,
+        options=ReplayOptions(all_nodes=args.all_nodes),
+        nodes=args.node or [],
+    )
+    if args.format == "json":
+        json.dump(ex.to_dict(), sys.stdout, indent=1 if args.pretty else None)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(ex.to_text())
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from . import reports
+
+    fail_on = set(args.fail_on or [])
+    if reports.FAIL_ON_CHANGES in fail_on and not args.baseline:
+        raise SchedVizError("--fail-on changes needs --baseline")
+    outputs = [
+        (flag, path)
+        for flag, path in (("--junit", args.junit), ("--markdown", args.markdown), ("--json", args.json))
+        if path
+    ]
+    if sum(1 for _, path in outputs if path == "-") > 1:
+        raise SchedVizError("only one of --junit, --markdown and --json can write to standard output (-)")
+    if args.local:
+        snapshot = load_paths([args.snapshot])
+        impl = registry.implements_table()
+        candidate = load_config(args.config, implements=impl)
+        baseline = load_config(args.baseline, implements=impl) if args.baseline else None
+        report = reports.build_report(snapshot, candidate, baseline)
+    else:
+        from .reports_client import fetch_report
+
+        files = [("--snapshot", args.snapshot), ("--config", args.config), ("--baseline", args.baseline)]
+        for flag, path in files:
+            if path and not Path(path).is_file():
+                raise SchedVizError(f"{flag} {path}: no such file (server mode uploads a single file)")
+        token = args.token or os.environ.get("SCHEDVIZ_TOKEN", "")
+        report = fetch_report(
+            args.server,
+            token,
+            Path(args.snapshot),
+            Path(args.config),
+            Path(args.baseline) if args.baseline else None,
+            timeout=args.timeout,
+        )
+    rendered = {
+        "--junit": lambda: reports.to_junit_xml(report),
+        "--markdown": lambda: reports.to_markdown(report, fail_on=fail_on),
+        "--json": lambda: json.dumps(report, indent=2) + "\n",
+    }
+    try:
+        failures = reports.policy_failures(report, fail_on)
+        texts = [(flag, path, rendered[flag]()) for flag, path in outputs]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        # only a server's report can get here: the local one has the shape the renderers expect
+        raise SchedVizError(f"cannot use the report: {type(exc).__name__}: {exc}") from None
+    to_stdout = False
+    for flag, path, text in texts:
+        if path == "-":
+            sys.stdout.write(text)
+            to_stdout = True
+            continue
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise SchedVizError(f"{flag} {path}: cannot write: {exc.strerror or exc}") from None
+    summary = _report_summary(report, failures)
+    (sys.stderr if to_stdout else sys.stdout).write(summary)
+    return 1 if failures else 0
+
+
+def _report_summary(report: dict[str, Any], failures: list[str]) -> str:
+    """A few lines for the CI log: counts, changes, the pods that cannot be scheduled, the verdict."""
+    s = report["summary"]
+    counts = [f"{s.get('scheduled', 0)} scheduled", f"{s.get('unschedulable', 0)} unschedulable"]
+    for key, label in (
+        ("waiting", "waiting"),
+        ("errors", "errors"),
+        ("notHandled", "not handled"),
+        ("gated", "gated"),
+    ):
+        if s.get(key):
+            counts.append(f"{s[key]} {label}")
+    pending = s.get("pendingPods", 0)
+    lines = [f"schedviz report: {pending} pending pod{'' if pending == 1 else 's'}: " + ", ".join(counts)]
+    if report.get("hasBaseline"):
+        lines.append(
+            f"against the baseline: {s.get('moved', 0)} moved, {s.get('newlyUnschedulable', 0)} newly unschedulable, "
+            f"{s.get('newlyScheduled', 0)} newly scheduled, {s.get('resultChanged', 0)} with another result"
+        )
+    for p in report["pods"]:
+        if p.get("result") in ("Unschedulable", "Error"):
+            lines.append(f"  {p['pod']}: {p['result']}: {p.get('message') or ''}")
+    if failures:
+        lines.append("policy failed: " + "; ".join(failures))
+    return "\n".join(lines) + "\n"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="schedviz", description="Replay and explain kube-scheduler decisions.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -108,6 +218,56 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=_bench)
     d = sub.add_parser("demo", help="replay the bundled sample cluster")
     d.set_defaults(func=_demo)
+    rp = sub.add_parser(
+        "report",
+        help="CI report: replay a snapshot under a candidate configuration (against a baseline)",
+        description="Replay the pending pods of a snapshot under a candidate KubeSchedulerConfiguration "
+        "(and a baseline one), write JUnit XML, Markdown and JSON reports, and exit 1 when a --fail-on "
+        "policy fails (2 on bad input or a server error).",
+    )
+    rp.add_argument("--snapshot", required=True, metavar="FILE", help="cluster snapshot (YAML/JSON)")
+    rp.add_argument("--config", required=True, metavar="FILE", help="candidate KubeSchedulerConfiguration")
+    rp.add_argument(
+        "--baseline", metavar="FILE", help="baseline KubeSchedulerConfiguration to compare against"
+    )
+    rp.add_argument(
+        "--fail-on",
+        action="append",
+        choices=("unschedulable", "changes"),
+        help="exit 1 when a pending pod cannot be scheduled, or when placements differ from the baseline (repeatable)",
+    )
+    rp.add_argument(
+        "--junit", metavar="OUT", help="write JUnit XML (one test case per pending pod); - for stdout"
+    )
+    rp.add_argument("--markdown", metavar="OUT", help="write a Markdown pull-request comment; - for stdout")
+    rp.add_argument("--json", metavar="OUT", help="write the report as JSON; - for stdout")
+    mode = rp.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--local", action="store_true", help="replay in this process")
+    mode.add_argument("--server", metavar="URL", help="ask a SchedViz server (POST URL/api/v1/reports/)")
+    rp.add_argument("--token", metavar="T", help="API token for --server (default: $SCHEDVIZ_TOKEN)")
+    rp.add_argument(
+        "--timeout", type=float, default=600.0, metavar="S", help="seconds to wait for the server's report"
+    )
+    rp.set_defaults(func=_report)
+    e = sub.add_parser(
+        "explain",
+        help="why a pending pod landed where it did, why not elsewhere, and what would make it fit",
+    )
+    e.add_argument("paths", nargs="+", metavar="FILE", help="snapshot files or directories (YAML/JSON)")
+    e.add_argument("--pod", required=True, metavar="NS/NAME", help="the pending pod to explain")
+    e.add_argument("--config", help="KubeSchedulerConfiguration file (YAML or JSON)")
+    e.add_argument(
+        "--node",
+        action="append",
+        metavar="N",
+        help="compare with (or explain the rejection of) this node (repeatable)",
+    )
+    e.add_argument(
+        "--all-nodes", action="store_true", help="replay the earlier cycles with every node filtered and scored"
+    )
+    e.add_argument("--format", choices=("json", "text"), default="text")
+    e.add_argument("--pretty", action="store_true", help="indent JSON output")
+    e.set_defaults(func=_explain)
     return p
 
 

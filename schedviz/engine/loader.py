@@ -159,38 +159,48 @@ def files_of(paths: Iterable[str | Path]) -> list[Path]:
 
 def load_texts(texts: Iterable[tuple[str, str]]) -> Snapshot:
     """Build a snapshot from (source name, text) pairs."""
+    return load_documents((source, doc) for source, text in texts for doc in parse_documents(text, source))
+
+
+def load_objects(objects: Iterable[dict[str, Any]], config: dict[str, Any] | None = None, name: str = "") -> Snapshot:
+    """Build a snapshot from already parsed objects (as stored by the web application)."""
+    snap = load_documents(("snapshot", o) for o in objects)
+    if config is not None:
+        snap.config = config
+    snap.name = name or snap.name
+    return snap
+
+
+def load_documents(docs: Iterable[tuple[str, Any]]) -> Snapshot:
+    """Build a snapshot from (source name, parsed document) pairs."""
     snap = Snapshot()
     pod_index = 0
-    for source, text in texts:
-        docs = parse_documents(text, source)
-        for doc in docs:
-            if isinstance(doc, dict) and doc.get("kind") == "KubeSchedulerConfiguration":
-                snap.config = doc
-                continue
-            if isinstance(doc, dict) and doc.get("kind") is None and isinstance(doc.get("config"), dict):
-                snap.config = doc["config"]
-                snap.name = str(doc.get("name") or snap.name)
-            for obj, where in _flatten(doc, source, ""):
-                kind = obj.get("kind")
-                label = where or "document"
-                try:
-                    if kind == "Node":
-                        snap.nodes.append(Node(obj))
-                    elif kind == "Pod":
-                        snap.pods.append(Pod(obj, pod_index))
-                        pod_index += 1
-                    elif kind == "KubeSchedulerConfiguration":
-                        snap.config = obj
-                    elif isinstance(kind, str) and kind in KEPT_KINDS:
-                        snap.objects.append(KubeObject(obj))
-                    elif isinstance(kind, str):
-                        snap.ignored[kind] = snap.ignored.get(kind, 0) + 1
-                    else:
-                        raise InputError("kind is required", obj=label, field="kind")
-                except InputError as exc:
-                    raise InputError(
-                        exc.problem, source=source, obj=exc.obj or label, field=exc.field
-                    ) from None
+    for source, doc in docs:
+        if isinstance(doc, dict) and doc.get("kind") == "KubeSchedulerConfiguration":
+            snap.config = doc
+            continue
+        if isinstance(doc, dict) and doc.get("kind") is None and isinstance(doc.get("config"), dict):
+            snap.config = doc["config"]
+            snap.name = str(doc.get("name") or snap.name)
+        for obj, where in _flatten(doc, source, ""):
+            kind = obj.get("kind")
+            label = where or "document"
+            try:
+                if kind == "Node":
+                    snap.nodes.append(Node(obj))
+                elif kind == "Pod":
+                    snap.pods.append(Pod(obj, pod_index))
+                    pod_index += 1
+                elif kind == "KubeSchedulerConfiguration":
+                    snap.config = obj
+                elif isinstance(kind, str) and kind in KEPT_KINDS:
+                    snap.objects.append(KubeObject(obj))
+                elif isinstance(kind, str):
+                    snap.ignored[kind] = snap.ignored.get(kind, 0) + 1
+                else:
+                    raise InputError("kind is required", obj=label, field="kind")
+            except InputError as exc:
+                raise InputError(exc.problem, source=source, obj=exc.obj or label, field=exc.field) from None
     _check_unique(snap)
     resolve_priorities(snap)
     return snap

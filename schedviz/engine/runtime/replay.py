@@ -110,6 +110,7 @@ class Replay:
             {"allNodes": self.options.all_nodes, "profiles": [p.scheduler_name for p in config.profiles]},
         )
         self._seq = 0
+        self._preview = False
 
     # ----- queue -------------------------------------------------------------------------
     def queue(self) -> list[Pod]:
@@ -140,6 +141,33 @@ class Replay:
             rec = self.schedule_one(pod)
             self.trace.cycles.append(rec)
             yield rec
+
+    def run_until(self, pod_key: str) -> Pod:
+        """Run (and record) the cycles of the pods queued before ``pod_key``; return that pod, whose
+        cycle has not run yet. KeyError when ``pod_key`` ("namespace/name") is not a pending pod."""
+        for pod in self.queue():
+            if pod.key == pod_key:
+                return pod
+            self.trace.cycles.append(self.schedule_one(pod))
+        raise KeyError(pod_key)
+
+    def preview(self, pod: Pod, *, all_nodes: bool | None = None) -> CycleRecord:
+        """``pod``'s cycle against the cluster as it is now, up to the choice of a node.
+
+        PreEnqueue, PreFilter, Filter, PostFilter, PreScore, Score and selection run as in
+        ``schedule_one`` (with ``all_nodes`` overriding the option when given); Reserve, Permit and
+        the binding cycle do not, so a "Scheduled" result only means a node was selected. The replay
+        is left as it was: cluster, start index, sequence number and trace.
+        """
+        saved = (self.next_start_node_index, self._seq, self.options)
+        if all_nodes is not None:
+            self.options = ReplayOptions(all_nodes=all_nodes, features=self.options.features)
+        self._preview = True
+        try:
+            return self.schedule_one(pod)
+        finally:
+            self.next_start_node_index, self._seq, self.options = saved
+            self._preview = False
 
     # ----- one pod -------------------------------------------------------------------------
     def schedule_one(self, pod: Pod) -> CycleRecord:
@@ -327,6 +355,8 @@ class Replay:
         """Assume, Reserve, Permit, then the binding cycle (PreBind, Bind, PostBind)."""
         node = self.cluster.names[chosen]
         rec.selected_node = node
+        if self._preview:
+            return
         self.cluster.add_pod(pod, chosen)  # assume
         s = fw.run_reserve(state, pod, node, rec.stages)
         if not s.is_success():

@@ -1,0 +1,1 @@
+"""Users, teams, API tokens and the ownership rule every endpoint applies."""

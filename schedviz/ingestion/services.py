@@ -1,0 +1,83 @@
+"""Creating snapshots: parse, validate, hash and store — or return the one already stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from schedviz.engine.config import load_config, parse_config_text
+from schedviz.engine.errors import ConfigError, InputError
+from schedviz.engine.runtime import registry
+
+from .models import Snapshot, pack
+from .parsing import Limits, UploadError, parse_upload
+from .summary import summarize
+
+
+def validate_config_text(text: str, source: str = "config") -> dict[str, Any]:
+    """Parse and validate a KubeSchedulerConfiguration; raises ConfigError/InputError."""
+    raw = parse_config_text(text)
+    load_config(raw, implements=registry.implements_table(), name=source)
+    if not isinstance(raw, dict):
+        raise ConfigError(["expected a KubeSchedulerConfiguration object"], source)
+    return raw
+
+
+def create_snapshot(
+    owner: Any,
+    data: bytes,
+    filename: str,
+    *,
+    name: str = "",
+    config_text: str | None = None,
+    team: Any = None,
+    limits: Limits | None = None,
+) -> tuple[Snapshot, bool]:
+    """Store an upload; returns (snapshot, created). Nothing is stored unless everything is valid."""
+    parsed = parse_upload(data, filename, limits or Limits.from_env())
+    config = parsed.config
+    if config_text is not None and config_text.strip():
+        try:
+            config = validate_config_text(config_text, "config")
+        except (ConfigError, InputError) as exc:
+            problems = getattr(exc, "problems", None) or [str(exc)]
+            raise UploadError.from_messages("config", problems) from None
+    content_hash = parsed.content_hash if config is parsed.config else _rehash(parsed.content_hash, config)
+    existing = Snapshot.objects.filter(owner=owner, content_hash=content_hash).first()
+    if existing is not None:
+        return existing, False
+    summary = summarize(parsed.objects)
+    counts = summary.get("counts", {})
+    snap = Snapshot(
+        owner=owner,
+        team=team,
+        name=name or filename or "snapshot",
+        content_hash=content_hash,
+        source_format=parsed.format,
+        size_bytes=len(data),
+        node_count=int(counts.get("nodes", 0)),
+        pod_count=int(counts.get("pods", 0)),
+        pending_count=int(counts.get("pending", 0)),
+        kinds=summary.get("kinds", {}),
+        ignored=parsed.ignored,
+        config=config,
+        objects_blob=pack(parsed.objects),
+        summary_blob=pack(summary),
+    )
+    try:
+        with transaction.atomic():
+            snap.save()
+    except IntegrityError:
+        # the same upload raced in: one snapshot
+        return Snapshot.objects.get(owner=owner, content_hash=content_hash), False
+    return snap, True
+
+
+def _rehash(base: str, config: dict[str, Any] | None) -> str:
+    import hashlib
+    import json
+
+    h = hashlib.sha256(base.encode())
+    h.update(json.dumps(config, sort_keys=True, separators=(",", ":")).encode())
+    return h.hexdigest()

@@ -1,0 +1,1 @@
+"""Small helpers with no models and no Django imports."""

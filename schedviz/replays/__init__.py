@@ -1,0 +1,1 @@
+"""Replays: a snapshot, a scheduler configuration and options, run in the background."""

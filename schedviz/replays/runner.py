@@ -1,0 +1,200 @@
+"""Running a replay and storing its cycles: what the Celery task and the in-process runner call.
+
+Crash safety: each run is a new ``attempt``; cycles are written under that attempt and only the
+replay's current attempt is ever read. The replay becomes ``succeeded`` in one transaction after its
+last cycle is written, so a worker that dies mid-run never leaves a partial trace that looks complete.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from schedviz.engine import ConfigError, InputError, SchedVizError
+from schedviz.engine.config import load_config
+from schedviz.engine.runtime import registry
+from schedviz.engine.runtime.replay import Replay as EngineReplay
+from schedviz.engine.runtime.replay import ReplayOptions
+from schedviz.engine.trace import CycleRecord
+from schedviz.ingestion.models import pack
+
+from .models import Cycle, Replay
+from .storage import encode_cycle
+
+log = logging.getLogger(__name__)
+
+BATCH = 25
+STALE_AFTER = timedelta(seconds=120)
+
+# Streaming hooks: called with (replay, cycle record, node names, reasons) after each stored batch.
+CycleListener = Callable[[Replay, CycleRecord, list[str], list[tuple[str, ...]]], None]
+listeners: list[CycleListener] = []
+StatusListener = Callable[[Replay], None]
+status_listeners: list[StatusListener] = []
+
+
+def _notify_status(replay: Replay) -> None:
+    for fn in status_listeners:
+        try:
+            fn(replay)
+        except Exception:  # a broken listener must not fail the replay
+            log.exception("status listener failed")
+
+
+def is_stale(replay: Replay) -> bool:
+    """A running replay whose worker stopped reporting: it may be re-run."""
+    if replay.status != Replay.Status.RUNNING:
+        return False
+    beat = replay.heartbeat or replay.started
+    return beat is None or timezone.now() - beat > STALE_AFTER
+
+
+def engine_options(options: dict[str, Any]) -> ReplayOptions:
+    return ReplayOptions(all_nodes=bool(options.get("allNodes", False)))
+
+
+def _claim(replay_id: Any) -> Replay | None:
+    """Move a queued (or stale running) replay to running under a new attempt; None if not runnable."""
+    with transaction.atomic():
+        replay = Replay.objects.select_for_update().filter(pk=replay_id).first()
+        if replay is None:
+            return None
+        if replay.status == Replay.Status.RUNNING and not is_stale(replay):
+            return None
+        if replay.status in (Replay.Status.SUCCEEDED, Replay.Status.CANCELLED, Replay.Status.FAILED):
+            return None
+        if replay.cancel_requested:
+            replay.status = Replay.Status.CANCELLED
+            replay.finished = timezone.now()
+            replay.save(update_fields=["status", "finished"])
+            return None
+        replay.attempt += 1
+        replay.status = Replay.Status.RUNNING
+        replay.started = replay.heartbeat = timezone.now()
+        replay.finished = None
+        replay.reason = ""
+        replay.cycles_done = 0
+        replay.save()
+        Cycle.objects.filter(replay=replay).exclude(attempt=replay.attempt).delete()
+    return replay
+
+
+def run_replay(replay_id: Any) -> str:
+    """Run one replay to the end; returns its final status."""
+    replay = _claim(replay_id)
+    if replay is None:
+        current = Replay.objects.filter(pk=replay_id).values_list("status", flat=True).first()
+        return str(current or "missing")
+    _notify_status(replay)
+    try:
+        status = _run(replay)
+    except (InputError, ConfigError, SchedVizError) as exc:
+        status = _finish(replay, Replay.Status.FAILED, str(exc))
+    except Exception as exc:
+        log.error("replay %s failed:\n%s", replay.pk, traceback.format_exc())
+        status = _finish(replay, Replay.Status.FAILED, f"internal error: {type(exc).__name__}: {exc}")
+    return status
+
+
+def _run(replay: Replay) -> str:
+    snapshot = replay.snapshot.engine_snapshot()
+    raw_config = replay.config if replay.config is not None else snapshot.config
+    config = load_config(raw_config, implements=registry.implements_table())
+    engine = EngineReplay(snapshot, config, engine_options(replay.options))
+    total = len(engine.queue())
+    names = engine.cluster.names
+    Replay.objects.filter(pk=replay.pk).update(cycles_total=total, node_names_blob=pack(names))
+    replay.cycles_total = total
+    counts: dict[str, int] = {}
+    batch: list[Cycle] = []
+    pending: list[CycleRecord] = []
+    done = 0
+    for rec in engine.cycles():
+        counts[rec.result] = counts.get(rec.result, 0) + 1
+        batch.append(_row(replay, rec, engine.reasons.items))
+        pending.append(rec)
+        done += 1
+        if len(batch) >= BATCH:
+            if not _flush(replay, batch, pending, done, names, engine.reasons.items):
+                return _finish(replay, Replay.Status.CANCELLED, "cancelled by request")
+            batch, pending = [], []
+    if batch and not _flush(replay, batch, pending, done, names, engine.reasons.items):
+        return _finish(replay, Replay.Status.CANCELLED, "cancelled by request")
+    replay.summary = {"results": counts, "cycles": done, "nodes": len(names)}
+    return _finish(replay, Replay.Status.SUCCEEDED, "")
+
+
+def _row(replay: Replay, rec: CycleRecord, reasons: list[tuple[str, ...]]) -> Cycle:
+    ns, _, _name = rec.pod.partition("/")
+    winner = None
+    if rec.selected_node is not None and rec.totals is not None and rec.feasible is not None and rec.scored:
+        winner = int(rec.totals.max()) if len(rec.totals) else None
+    return Cycle(
+        replay=replay,
+        attempt=replay.attempt,
+        seq=rec.seq,
+        pod=rec.pod,
+        namespace=ns,
+        profile=rec.profile,
+        result=rec.result,
+        node=rec.selected_node or "",
+        message=rec.message or rec.error or "",
+        nominated_node=rec.nominated_node or "",
+        feasible_count=0 if rec.feasible is None else len(rec.feasible),
+        evaluated_count=0 if rec.evaluation_order is None else len(rec.evaluation_order),
+        tied_count=0 if rec.tied is None else len(rec.tied),
+        winner_total=winner,
+        payload=encode_cycle(rec, reasons),
+    )
+
+
+def _flush(
+    replay: Replay,
+    batch: list[Cycle],
+    records: list[CycleRecord],
+    done: int,
+    names: list[str],
+    reasons: list[tuple[str, ...]],
+) -> bool:
+    """Store a batch and report progress; False when the replay was cancelled meanwhile."""
+    with transaction.atomic():
+        current = Replay.objects.select_for_update().only("cancel_requested", "attempt").get(pk=replay.pk)
+        if current.attempt != replay.attempt:
+            return False  # another worker took the replay over
+        if current.cancel_requested:
+            return False
+        Cycle.objects.bulk_create(batch)
+        Replay.objects.filter(pk=replay.pk).update(cycles_done=done, heartbeat=timezone.now())
+    replay.cycles_done = done
+    for rec in records:
+        for fn in listeners:
+            try:
+                fn(replay, rec, names, reasons)
+            except Exception:
+                log.exception("cycle listener failed")
+    return True
+
+
+def _finish(replay: Replay, status: str, reason: str) -> str:
+    with transaction.atomic():
+        current = Replay.objects.select_for_update().get(pk=replay.pk)
+        if current.attempt != replay.attempt:
+            return str(current.status)
+        current.status = status
+        current.reason = reason
+        current.finished = timezone.now()
+        current.heartbeat = timezone.now()
+        if status == Replay.Status.SUCCEEDED:
+            current.summary = replay.summary
+            current.cycles_done = replay.cycles_done
+        current.save()
+    replay.status = status
+    replay.reason = reason
+    _notify_status(current)
+    return status

@@ -1,0 +1,156 @@
+"""Replay operations: start, cancel, re-run, explain, compare. Views and commands call these."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from schedviz.engine.config import load_config, parse_config_text
+from schedviz.engine.errors import ConfigError, InputError
+from schedviz.engine.runtime import registry
+from schedviz.engine.trace import ReplayTrace
+from schedviz.ingestion.models import Snapshot
+
+from .models import Configuration, Cycle, Replay
+from .runner import is_stale
+from .tasks import dispatch
+
+
+class NotRerunnable(Exception):
+    pass
+
+
+def _check_config(raw: Any) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        raw = parse_config_text(raw)
+    if not isinstance(raw, dict):
+        raise ConfigError(["expected a KubeSchedulerConfiguration object"])
+    load_config(raw, implements=registry.implements_table())
+    return raw
+
+
+def start_replay(
+    owner: Any,
+    snapshot: Snapshot,
+    *,
+    configuration: Configuration | None = None,
+    inline_config: Any = None,
+    all_nodes: bool = False,
+    name: str = "",
+) -> Replay:
+    """Create a replay (the configuration copied into it) and queue it."""
+    if configuration is not None:
+        config = _check_config(configuration.parsed)
+    elif inline_config is not None:
+        config = _check_config(inline_config)
+    else:
+        config = None
+    with transaction.atomic():
+        replay = Replay.objects.create(
+            owner=owner,
+            team=snapshot.team,
+            snapshot=snapshot,
+            configuration=configuration,
+            config=config,
+            options={"allNodes": bool(all_nodes)},
+            name=name or f"{snapshot.name}",
+            cycles_total=snapshot.pending_count,
+        )
+        dispatch(replay.pk)
+    return replay
+
+
+def cancel(replay: Replay) -> Replay:
+    with transaction.atomic():
+        r = Replay.objects.select_for_update().get(pk=replay.pk)
+        if r.status == Replay.Status.QUEUED:
+            r.status = Replay.Status.CANCELLED
+            r.reason = "cancelled before it started"
+            r.finished = timezone.now()
+            r.cancel_requested = True
+            r.save()
+        elif r.status == Replay.Status.RUNNING:
+            r.cancel_requested = True
+            r.save(update_fields=["cancel_requested"])
+    r.refresh_from_db()
+    return r
+
+
+def rerun(replay: Replay) -> Replay:
+    """Queue the replay again; allowed once it ended, or when its worker stopped reporting."""
+    with transaction.atomic():
+        r = Replay.objects.select_for_update().get(pk=replay.pk)
+        if r.status in (Replay.Status.QUEUED,) or (r.status == Replay.Status.RUNNING and not is_stale(r)):
+            raise NotRerunnable(f"replay is {r.status}; it can be re-run once it has ended")
+        r.status = Replay.Status.QUEUED
+        r.cancel_requested = False
+        r.reason = ""
+        r.finished = None
+        r.save()
+        dispatch(r.pk)
+    r.refresh_from_db()
+    return r
+
+
+def describe_config(text: str) -> dict[str, Any]:
+    """Validation result of a configuration text: problems, or the profiles with their plugins."""
+    try:
+        raw = parse_config_text(text)
+        cfg = load_config(raw, implements=registry.implements_table())
+    except (ConfigError, InputError) as exc:
+        return {"valid": False, "problems": getattr(exc, "problems", None) or [str(exc)]}
+    return {
+        "valid": True,
+        "problems": [],
+        "percentageOfNodesToScore": cfg.percentage_of_nodes_to_score,
+        "profiles": [
+            {
+                "schedulerName": p.scheduler_name,
+                "percentageOfNodesToScore": p.percentage_of_nodes_to_score,
+                "plugins": {point: [{"name": r.name, "weight": r.weight} for r in refs] for point, refs in p.plugins.items()},
+                "pluginArgs": p.plugin_args,
+            }
+            for p in cfg.profiles
+        ],
+    }
+
+
+def stored_trace(replay: Replay) -> ReplayTrace:
+    """The replay's stored cycles as an engine trace (per-cycle reason tables are not merged)."""
+    trace = ReplayTrace(replay.node_names(), [], dict(replay.options))
+    for row in Cycle.objects.filter(replay=replay, attempt=replay.attempt).order_by("seq"):
+        rec, _ = row.decoded()
+        trace.cycles.append(rec)
+    return trace
+
+
+def compare(a: Replay, b: Replay) -> dict[str, Any]:
+    from schedviz.reports import compare_traces
+
+    if a.snapshot_id != b.snapshot_id:
+        raise ValueError("replays of different snapshots cannot be compared")
+    if a.status != Replay.Status.SUCCEEDED or b.status != Replay.Status.SUCCEEDED:
+        raise ValueError("both replays must have succeeded")
+    result: dict[str, Any] = compare_traces(stored_trace(a), stored_trace(b))
+    return {"a": str(a.pk), "b": str(b.pk), **result}
+
+
+def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
+    from schedviz.engine.config import load_config as _load
+    from schedviz.engine.explain import explain as engine_explain
+    from schedviz.engine.runtime.replay import ReplayOptions
+
+    snapshot = replay.snapshot.engine_snapshot()
+    if pod not in {p.key for p in snapshot.pending}:
+        raise KeyError(pod)
+    raw = replay.config if replay.config is not None else snapshot.config
+    cfg = _load(raw, implements=registry.implements_table())
+    ex = engine_explain(
+        snapshot, pod, config=cfg, options=ReplayOptions(all_nodes=bool(replay.options.get("allNodes"))), nodes=nodes
+    )
+    value: dict[str, Any] = ex.to_dict()
+    return value

@@ -1,0 +1,82 @@
+"""Fixtures for the web application's tests: users, authenticated clients, a small cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import yaml
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient
+
+from schedviz.accounts.models import ApiToken
+from tests.engine.builders import node, pod
+
+
+@pytest.fixture(autouse=True)
+def _sync_tasks(settings: Any) -> None:
+    settings.SCHEDVIZ_TASK_MODE = "sync"
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"uploads": "1000/hour", "user": "100000/hour"},
+    }
+
+
+@pytest.fixture
+def make_user(transactional_db: None) -> Callable[[str], User]:
+    def make(name: str) -> User:
+        return User.objects.create_user(name, password="pw-" + name)
+
+    return make
+
+
+@pytest.fixture
+def alice(make_user: Callable[[str], User]) -> User:
+    return make_user("alice")
+
+
+@pytest.fixture
+def bob(make_user: Callable[[str], User]) -> User:
+    return make_user("bob")
+
+
+def client_for(user: User) -> APIClient:
+    _, raw = ApiToken.issue(user, "test")
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION=f"Token {raw}")
+    return c
+
+
+@pytest.fixture
+def api(alice: User) -> APIClient:
+    return client_for(alice)
+
+
+@pytest.fixture
+def other_api(bob: User) -> APIClient:
+    return client_for(bob)
+
+
+def cluster_yaml(extra_pods: int = 0) -> str:
+    items: list[dict[str, Any]] = [
+        node("small", cpu="2", labels={"topology.kubernetes.io/zone": "a"}),
+        node("large", cpu="8", labels={"topology.kubernetes.io/zone": "b"}),
+        node("tainted", cpu="8", labels={"topology.kubernetes.io/zone": "a"}, taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}]),
+        pod("running", node_name="small", cpu="1"),
+        pod("web", cpu="500m", created="2026-01-01T00:00:01Z"),
+        pod("huge", cpu="16", created="2026-01-01T00:00:02Z"),
+    ]
+    items += [pod(f"extra-{i}", cpu="100m", created=f"2026-01-02T00:00:{i:02d}Z") for i in range(extra_pods)]
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})
+
+
+@pytest.fixture
+def upload(api: APIClient) -> Callable[..., dict[str, Any]]:
+    def do(text: str | None = None, **extra: Any) -> dict[str, Any]:
+        r = api.post("/api/v1/snapshots/", {"content": text or cluster_yaml(), **extra}, format="json")
+        assert r.status_code in (200, 201), r.content
+        body: dict[str, Any] = r.json()
+        return body
+
+    return do
