@@ -199,6 +199,49 @@ def _report_summary(report: dict[str, Any], failures: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _import_cluster(args: argparse.Namespace) -> int:
+    from .ingestion.live import read_cluster_report
+
+    read = read_cluster_report(args.kubeconfig, args.context, args.namespace)
+    for kind, why in sorted(read.skipped.items()):
+        print(f"schedviz: skipped {kind}: {why}", file=sys.stderr)
+    doc = {"apiVersion": "v1", "kind": "List", "items": read.objects}
+    if args.output:
+        Path(args.output).write_text(json.dumps(doc))
+        print(f"wrote {len(read.objects)} objects to {args.output}")
+        return 0
+    import os
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "schedviz.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    from .ingestion.parsing import UploadError
+    from .ingestion.services import create_snapshot
+
+    call_command("migrate", interactive=False, verbosity=0)
+    username = args.user or "demo"
+    user, _ = User.objects.get_or_create(username=username)
+    name = args.name or f"{read.server or 'cluster'} ({args.context or 'current context'})"
+    try:
+        snap, created = create_snapshot(user, json.dumps(doc).encode(), "cluster.json", name=name)
+    except UploadError as exc:
+        print(f"schedviz: error: {exc}", file=sys.stderr)
+        return 2
+    verb = "stored" if created else "already stored as"
+    print(f"{verb} snapshot {snap.pk}: {snap.node_count} nodes, {snap.pod_count} pods ({snap.pending_count} pending)")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .server import serve
+
+    return serve(args.host, args.port, demo=args.demo, migrate=not args.no_migrate)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="schedviz", description="Replay and explain kube-scheduler decisions.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -218,6 +261,20 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=_bench)
     d = sub.add_parser("demo", help="replay the bundled sample cluster")
     d.set_defaults(func=_demo)
+    ic = sub.add_parser("import-cluster", help="read a live cluster once and store it as a snapshot")
+    ic.add_argument("--kubeconfig", required=True, help="kubeconfig file")
+    ic.add_argument("--context", help="context to use (default: the kubeconfig's current context)")
+    ic.add_argument("--namespace", action="append", help="only these namespaces' pods (repeatable)")
+    ic.add_argument("--user", default="", help="owner of the snapshot (default: the demo user)")
+    ic.add_argument("--name", default="", help="snapshot name")
+    ic.add_argument("--output", help="write the objects to this file instead of storing a snapshot")
+    ic.set_defaults(func=_import_cluster)
+    sv = sub.add_parser("serve", help="start the web application (ASGI server)")
+    sv.add_argument("--host", default="127.0.0.1")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--demo", action="store_true", help="create the demo user and load the sample cluster")
+    sv.add_argument("--no-migrate", action="store_true", help="do not apply database migrations first")
+    sv.set_defaults(func=_serve)
     rp = sub.add_parser(
         "report",
         help="CI report: replay a snapshot under a candidate configuration (against a baseline)",

@@ -613,8 +613,10 @@ _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
 _BRACKET_STEP = np.zeros(256, dtype=np.int32)
 _BRACKET_STEP[[ord("["), ord("{")]] = 1
 _BRACKET_STEP[[ord("]"), ord("}")]] = -1
-# Numbers a float cannot hold (they would silently become infinity): a 3-digit exponent or 309+ digits.
-_HUGE_NUMBER = re.compile(rb"[eE][+]?0*[1-9][0-9]{2,}|[0-9]{309,}")
+# Numbers a float may not hold (they would silently become infinity): a positive exponent of three or
+# more digits, or 309+ digits in a row; found by substring search once digits all read "9".
+_DIGITS_AS_NINES = bytes.maketrans(b"0123456789E", b"9999999999e")
+_HUGE_MARKS = (b"e999", b"e+999", b"9" * 309)
 
 
 @dataclass(frozen=True)
@@ -630,7 +632,7 @@ def json_shape(text: str) -> JsonShape:
     """Depth, value count and huge numbers of a JSON text, without building it. Exact for valid JSON."""
     bare = _JSON_STRING.sub(b"", text.encode("utf-8"))
     structure = bare.translate(None, _NOT_STRUCTURE)
-    codes = np.frombuffer(structure, dtype=np.uint8)
+    codes = np.frombuffer(structure.translate(None, b","), dtype=np.uint8)
     depth = deepest = 0
     step = _CHUNK * 4  # chunks keep the cumulative sums small
     for start in range(0, len(codes), step):
@@ -638,7 +640,9 @@ def json_shape(text: str) -> JsonShape:
         deepest = max(deepest, int(levels.max()))
         depth = int(levels[-1])
     opens = structure.count(b"[") + structure.count(b"{")
-    return JsonShape(deepest, structure.count(b",") + opens + 1, bool(_HUGE_NUMBER.search(bare)))
+    nines = bare.translate(_DIGITS_AS_NINES)
+    huge = any(mark in nines for mark in _HUGE_MARKS)
+    return JsonShape(deepest, structure.count(b",") + opens + 1, huge)
 
 
 def json_depth(text: str) -> int:

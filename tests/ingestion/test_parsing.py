@@ -485,9 +485,16 @@ def test_reading_stops_at_the_problem_cap() -> None:
 
 def test_limits_from_env() -> None:
     lim = Limits.from_env(
-        {"SCHEDVIZ_MAX_UPLOAD_BYTES": "1024", "SCHEDVIZ_MAX_DEPTH": " 20 ", "SCHEDVIZ_MAX_OBJECTS": ""}
+        {
+            "SCHEDVIZ_MAX_UPLOAD_BYTES": "1024",
+            "SCHEDVIZ_MAX_DEPTH": " 20 ",
+            "SCHEDVIZ_MAX_OBJECTS": "",
+            "SCHEDVIZ_MAX_YAML_NODES": "5000",
+            "SCHEDVIZ_MAX_JSON_VALUES": "6000",
+        }
     )
     assert lim.max_upload_bytes == 1024 and lim.max_depth == 20 and lim.max_objects == Limits().max_objects
+    assert lim.max_yaml_nodes == 5000 and lim.max_json_values == 6000
     assert Limits.from_env({}) == Limits()
     assert Limits().max_upload_bytes == 50 * MiB and Limits().max_decompressed_bytes == 200 * MiB
     for bad in ("lots", "-5", "0"):
@@ -507,6 +514,63 @@ def test_object_count_limit() -> None:
     many = json.dumps([config_map(f"c{i}") for i in range(100_001)]).encode()  # ignored kinds count too
     assert "more than 100000 objects" in text_of(refused_fast(many, "many.json"))
     assert parse_upload(json.dumps([node("a")] * 1).encode(), "one.json", Limits(max_objects=1)).objects
+
+
+FULL = 50 * MiB  # the default upload limit
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"---\n" * (FULL // 4),  # millions of empty documents
+        b"- 1\n" * (FULL // 4),  # millions of scalars
+        b"a: [" + b"1," * (FULL // 2 - 4) + b"1]",  # the same in flow style
+    ],
+    ids=["documents", "block-scalars", "flow-scalars"],
+)
+def test_dense_yaml_is_refused_by_the_node_budget(data: bytes) -> None:
+    problems = refused_fast(data, "dense.yaml")
+    assert "more than 2000000 YAML nodes in the upload" in text_of(problems)
+    assert "as JSON" in text_of(problems)
+
+
+def test_yaml_node_budget_spans_the_files_of_an_archive() -> None:
+    limits = Limits(max_yaml_nodes=1000)
+    three = make_zip(
+        {
+            f"f{i}.yaml": yaml.safe_dump(as_list([namespace(f"n{i}-{j}") for j in range(40)])).encode()
+            for i in range(3)
+        }
+    )
+    one = make_zip({"f.yaml": yaml.safe_dump(as_list([namespace(f"n-{j}") for j in range(40)])).encode()})
+    assert len(parse_upload(one, "one.zip", limits).objects) == 40  # ~450 nodes: one file fits
+    assert "more than 1000 YAML nodes" in text_of(refused_fast(three, "three.zip", limits))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"[" + b"1," * (FULL // 2 - 2) + b"1]",
+        b"[" + b"1.5," * (FULL // 4 - 2) + b"1]",
+        b"[" + b"{}," * (FULL // 3 - 2) + b"{}]",
+    ],
+    ids=["ints", "floats", "objects"],
+)
+def test_dense_json_is_refused_before_it_is_built(data: bytes) -> None:
+    assert "more than 5000000 JSON values in one file" in text_of(refused_fast(data, "dense.json"))
+
+
+def test_garbage_dense_json_stops_at_the_problem_cap() -> None:
+    data = json.dumps(["x"] * 4_000_000).encode()  # 20 MB, under the value limit
+    problems = refused_fast(data, "strings.json")
+    assert len(problems) == 101 and problems[-1].message == "more than 100 problems: stopped reading"
+
+
+def test_json_numbers_beyond_float_range_are_refused_but_large_finite_ones_read() -> None:
+    assert "out of range" in text_of(problems_of(b'[{"a": 1e400}]', "x.json"))
+    assert "out of range" in text_of(problems_of(b"[" + b"9" * 400 + b".0]", "x.json"))
+    cm = config_map("c") | {"data": {"big": 1e308, "tiny": 1e-400}}
+    assert parse_upload(json.dumps(cm).encode(), "ok.json").ignored == {"ConfigMap": 1}
 
 
 # --------------------------------------------------------------------------------------------------
