@@ -4,6 +4,7 @@ replay submitted through the API, and every service's health check."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -130,10 +131,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         yield {"port": port, "env": env, "data": data, "procs": procs}
     finally:
         for p in procs.values():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         for p in procs.values():
             try:
                 p.wait(timeout=20)
