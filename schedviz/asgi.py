@@ -9,6 +9,14 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "schedviz.settings")
 django_asgi = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi})
+from schedviz.streaming.auth import BrowserOriginValidator, stack  # noqa: E402
+from schedviz.streaming.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi,
+        "websocket": BrowserOriginValidator(stack(URLRouter(websocket_urlpatterns))),
+    }
+)

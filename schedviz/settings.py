@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "schedviz.ingestion",
     "schedviz.replays",
     "schedviz.api",
+    "schedviz.streaming",
 ]
 
 MIDDLEWARE = [

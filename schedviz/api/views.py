@@ -269,8 +269,20 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
             return Response(replay_services.explain(replay, pod, nodes))
         except KeyError:
             raise ApiError(f"pod {pod!r} has no cycle in this replay", code="not_found", status_code=404) from None
-        except ValueError as exc:
+        except (ValueError, InputError) as exc:
             raise ApiError(str(exc), code="invalid") from None
+
+    @extend_schema(responses={200: None})
+    @action(detail=True, methods=["get"])
+    def timeline(self, request: Request, pk: str | None = None) -> Response:
+        """Per cycle: the pod, its result and node, and its requests (to follow allocation over time)."""
+        return Response(replay_services.timeline(self.get_object()))
+
+    @extend_schema(responses={200: None})
+    @action(detail=True, methods=["get"])
+    def latency(self, request: Request, pk: str | None = None) -> Response:
+        """Per extension point and plugin: the time the replay spent there."""
+        return Response(replay_services.latency(self.get_object()))
 
     @extend_schema(responses={200: None})
     @action(detail=True, methods=["get"], url_path=r"compare/(?P<other>[0-9a-f-]+)")

@@ -899,8 +899,8 @@ class _YamlReader:
                 if budget[0] < 0:
                     raise self._fail(
                         event,
-                        f"YAML aliases expand to more than {limits.max_alias_expansion} nodes "
-                        "(refused: possible alias bomb)",
+                        f"YAML aliases expand to more than {limits.max_alias_expansion} nodes beyond "
+                        "the upload's own (refused: possible alias bomb)",
                     )
                 r = self._add(stack, event, value, size, height)
                 if not stack:

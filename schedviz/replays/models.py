@@ -100,6 +100,8 @@ class Cycle(models.Model):
     evaluated_count = models.IntegerField(default=0)
     tied_count = models.IntegerField(default=0)
     winner_total = models.BigIntegerField(null=True, blank=True)
+    duration_micros = models.BigIntegerField(default=0)
+    timings = models.JSONField(default=dict, blank=True, help_text="Microseconds per 'Point/Plugin'")
     payload = models.BinaryField()
 
     class Meta:

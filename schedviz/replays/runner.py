@@ -32,9 +32,10 @@ log = logging.getLogger(__name__)
 BATCH = 25
 STALE_AFTER = timedelta(seconds=120)
 
-# Streaming hooks: called with (replay, cycle record, node names, reasons) after each stored batch.
-CycleListener = Callable[[Replay, CycleRecord, list[str], list[tuple[str, ...]]], None]
-listeners: list[CycleListener] = []
+# Streaming hooks: progress listeners are called with (replay, cycles stored so far) after each stored
+# batch, status listeners with the replay whenever its status changes.
+ProgressListener = Callable[[Replay, int], None]
+progress_listeners: list[ProgressListener] = []
 StatusListener = Callable[[Replay], None]
 status_listeners: list[StatusListener] = []
 
@@ -113,18 +114,16 @@ def _run(replay: Replay) -> str:
     replay.cycles_total = total
     counts: dict[str, int] = {}
     batch: list[Cycle] = []
-    pending: list[CycleRecord] = []
     done = 0
     for rec in engine.cycles():
         counts[rec.result] = counts.get(rec.result, 0) + 1
         batch.append(_row(replay, rec, engine.reasons.items))
-        pending.append(rec)
         done += 1
         if len(batch) >= BATCH:
-            if not _flush(replay, batch, pending, done, names, engine.reasons.items):
+            if not _flush(replay, batch, done):
                 return _finish(replay, Replay.Status.CANCELLED, "cancelled by request")
-            batch, pending = [], []
-    if batch and not _flush(replay, batch, pending, done, names, engine.reasons.items):
+            batch = []
+    if batch and not _flush(replay, batch, done):
         return _finish(replay, Replay.Status.CANCELLED, "cancelled by request")
     replay.summary = {"results": counts, "cycles": done, "nodes": len(names)}
     return _finish(replay, Replay.Status.SUCCEEDED, "")
@@ -150,18 +149,21 @@ def _row(replay: Replay, rec: CycleRecord, reasons: list[tuple[str, ...]]) -> Cy
         evaluated_count=0 if rec.evaluation_order is None else len(rec.evaluation_order),
         tied_count=0 if rec.tied is None else len(rec.tied),
         winner_total=winner,
+        duration_micros=sum(s.duration_micros for s in rec.stages),
+        timings=_timings(rec),
         payload=encode_cycle(rec, reasons),
     )
 
 
-def _flush(
-    replay: Replay,
-    batch: list[Cycle],
-    records: list[CycleRecord],
-    done: int,
-    names: list[str],
-    reasons: list[tuple[str, ...]],
-) -> bool:
+def _timings(rec: CycleRecord) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for s in rec.stages:
+        key = f"{s.point}/{s.plugin}"
+        out[key] = out.get(key, 0) + s.duration_micros
+    return out
+
+
+def _flush(replay: Replay, batch: list[Cycle], done: int) -> bool:
     """Store a batch and report progress; False when the replay was cancelled meanwhile."""
     with transaction.atomic():
         current = Replay.objects.select_for_update().only("cancel_requested", "attempt").get(pk=replay.pk)
@@ -172,12 +174,11 @@ def _flush(
         Cycle.objects.bulk_create(batch)
         Replay.objects.filter(pk=replay.pk).update(cycles_done=done, heartbeat=timezone.now())
     replay.cycles_done = done
-    for rec in records:
-        for fn in listeners:
-            try:
-                fn(replay, rec, names, reasons)
-            except Exception:
-                log.exception("cycle listener failed")
+    for fn in progress_listeners:
+        try:
+            fn(replay, done)
+        except Exception:  # a broken listener must not fail the replay
+            log.exception("progress listener failed")
     return True
 
 

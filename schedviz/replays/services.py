@@ -154,3 +154,57 @@ def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
     )
     value: dict[str, Any] = ex.to_dict()
     return value
+
+
+def timeline(replay: Replay) -> dict[str, Any]:
+    """Cycle by cycle: the pod, where it went and what it requested, to follow the cluster's allocation."""
+    summary = replay.snapshot.summary()
+    requests = {p["key"]: p.get("requests", {}) for p in summary.get("pods", [])}
+    rows = Cycle.objects.filter(replay=replay, attempt=replay.attempt).order_by("seq").values(
+        "seq", "pod", "result", "node", "nominated_node", "duration_micros", "profile"
+    )
+    return {
+        "replay": str(replay.pk),
+        "status": replay.status,
+        "cycles": [
+            {
+                "seq": r["seq"],
+                "pod": r["pod"],
+                "profile": r["profile"],
+                "result": r["result"],
+                "node": r["node"] or None,
+                "nominatedNode": r["nominated_node"] or None,
+                "requests": requests.get(r["pod"], {}),
+                "durationMicros": r["duration_micros"],
+            }
+            for r in rows
+        ],
+    }
+
+
+def latency(replay: Replay) -> dict[str, Any]:
+    """Per extension point and plugin: calls, total, mean, p50, p95 and max microseconds over the replay."""
+    samples: dict[str, list[int]] = {}
+    cycles = 0
+    for timings in Cycle.objects.filter(replay=replay, attempt=replay.attempt).values_list("timings", flat=True):
+        cycles += 1
+        for key, micros in (timings or {}).items():
+            samples.setdefault(key, []).append(int(micros))
+    out = []
+    for key, values in sorted(samples.items()):
+        point, _, plugin = key.partition("/")
+        values.sort()
+        n = len(values)
+        out.append(
+            {
+                "point": point,
+                "plugin": plugin,
+                "calls": n,
+                "totalMicros": sum(values),
+                "meanMicros": round(sum(values) / n, 1),
+                "p50Micros": values[(n - 1) // 2],
+                "p95Micros": values[min(n - 1, round(0.95 * (n - 1)))],
+                "maxMicros": values[-1],
+            }
+        )
+    return {"replay": str(replay.pk), "cycles": cycles, "plugins": out}

@@ -166,3 +166,17 @@ def test_configuration_validate_and_store(api: APIClient) -> None:
     cid = created.json()["id"]
     upd = api.patch(f"/api/v1/configurations/{cid}/", {"text": "kind: Nope"}, format="json")
     assert upd.status_code == 400 and upd.json()["error"]["code"] == "invalid_config"
+
+
+def test_timeline_and_latency(api: APIClient, upload: Callable[..., dict[str, Any]]) -> None:
+    rep = start(api, upload()["id"])
+    tl = api.get(f"/api/v1/replays/{rep['id']}/timeline/").json()
+    assert [(c["pod"], c["result"], c["node"]) for c in tl["cycles"]] == [
+        ("default/web", "Scheduled", "large"),
+        ("default/huge", "Unschedulable", None),
+    ]
+    assert tl["cycles"][0]["requests"]["cpu"] == 500
+    lat = api.get(f"/api/v1/replays/{rep['id']}/latency/").json()
+    assert lat["cycles"] == 2
+    fit = next(p for p in lat["plugins"] if p["point"] == "Filter" and p["plugin"] == "NodeResourcesFit")
+    assert fit["calls"] == 2 and fit["p50Micros"] <= fit["p95Micros"] <= fit["maxMicros"]

@@ -1,0 +1,1 @@
+"""Live streaming of replays over websockets (docs/streaming.md)."""

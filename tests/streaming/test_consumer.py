@@ -1,0 +1,164 @@
+"""The replay websocket: ordering, catch-up after reconnect, playback controls, authorisation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import User
+
+from schedviz.accounts.models import ApiToken
+from schedviz.asgi import application
+from schedviz.ingestion.services import create_snapshot
+from schedviz.replays.services import start_replay
+from schedviz.streaming.protocol import FILTER_CHUNK
+from tests.api.conftest import cluster_yaml
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@pytest.fixture(autouse=True)
+def _sync(settings: Any) -> None:
+    settings.SCHEDVIZ_TASK_MODE = "sync"
+
+
+@sync_to_async
+def make_replay(username: str = "alice", extra_pods: int = 3) -> tuple[str, str]:
+    user = User.objects.create_user(username)
+    snap, _ = create_snapshot(user, cluster_yaml(extra_pods).encode(), "c.yaml")
+    replay = start_replay(user, snap, all_nodes=True)
+    _, token = ApiToken.issue(user, "ws")
+    return str(replay.pk), token
+
+
+@sync_to_async
+def token_for(username: str) -> str:
+    user = User.objects.create_user(username)
+    return ApiToken.issue(user, "ws")[1]
+
+
+async def receive_all(comm: WebsocketCommunicator, until: str = "end", limit: int = 2000) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for _ in range(limit):
+        msg = json.loads(await comm.receive_from(timeout=10))
+        out.append(msg)
+        if msg["type"] == until:
+            return out
+    raise AssertionError(f"no {until!r} in {len(out)} messages")
+
+
+def positions(msgs: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    return [tuple(m["pos"]) for m in msgs if "pos" in m]  # type: ignore[misc]
+
+
+async def test_live_stream_sends_every_cycle_in_order(settings: Any) -> None:
+    rid, token = await make_replay(extra_pods=3)
+    comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}")
+    connected, _ = await comm.connect()
+    assert connected
+    msgs = await receive_all(comm)
+    await comm.disconnect()
+    assert msgs[0]["type"] == "hello" and msgs[0]["replay"]["status"] == "succeeded"
+    assert msgs[1]["type"] == "nodes" and msgs[1]["names"] == ["small", "large", "tainted"]
+    pos = positions(msgs)
+    assert pos == sorted(pos) and len(pos) == len(set(pos))
+    starts = [m for m in msgs if m["type"] == "cycle.start"]
+    ends = [m for m in msgs if m["type"] == "cycle.end"]
+    assert [m["pos"][0] for m in starts] == [1, 2, 3, 4, 5]
+    assert [m["pod"] for m in starts][:2] == ["default/web", "default/huge"]
+    assert ends[0]["result"] == "Scheduled" and ends[0]["node"] == "large"
+    assert ends[1]["result"] == "Unschedulable" and ends[1]["message"].startswith("0/3 nodes are available")
+    # every cycle's parts come in order: start, PreFilter stages, filter verdicts, ..., end
+    first = [m for m in msgs if m.get("pos", [0])[0] == 1]
+    types = [m["type"] for m in first]
+    assert types[0] == "cycle.start" and types[-1] == "cycle.end"
+    assert types.index("filter") < types.index("score") < types.index("selection")
+    verdicts = next(m for m in first if m["type"] == "filter")
+    assert verdicts["codes"] == [0, 0, 3]
+    assert starts[0]["filterPlugins"][verdicts["plugins"][2]] == "TaintToleration"
+    assert starts[0]["reasons"][verdicts["reasons"][2]] == ["node(s) had untolerated taint(s)"]
+    score = next(m for m in first if m["type"] == "score")
+    assert score["top"][0]["node"] == 1 and score["feasible"] == 2
+    assert msgs[-2]["type"] == "status" and msgs[-2]["status"] == "succeeded"
+
+
+async def test_reconnect_resumes_without_gap_or_duplicate() -> None:
+    rid, token = await make_replay(extra_pods=3)
+    comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}")
+    await comm.connect()
+    full = await receive_all(comm)
+    await comm.disconnect()
+    all_pos = positions(full)
+    cut = all_pos[len(all_pos) // 2]
+    comm2 = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}&after={cut[0]}.{cut[1]}")
+    await comm2.connect()
+    rest = await receive_all(comm2)
+    await comm2.disconnect()
+    assert positions(rest) == [p for p in all_pos if p > cut]
+
+
+async def test_playback_controls() -> None:
+    rid, token = await make_replay(extra_pods=3)
+    comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}&mode=playback")
+    await comm.connect()
+    hello = json.loads(await comm.receive_from())
+    assert hello["type"] == "hello" and hello["mode"] == "playback"
+    json.loads(await comm.receive_from())  # nodes
+    assert await comm.receive_nothing(timeout=0.3)  # paused: nothing comes
+    await comm.send_to(text_data=json.dumps({"action": "step"}))
+    one = await receive_all(comm, until="cycle.end")
+    assert {m["pos"][0] for m in one if "pos" in m} == {1}
+    await comm.send_to(text_data=json.dumps({"action": "seek", "cycle": 4}))
+    await comm.send_to(text_data=json.dumps({"action": "step"}))
+    four = await receive_all(comm, until="cycle.end")
+    assert {m["pos"][0] for m in four if "pos" in m} == {4}
+    await comm.send_to(text_data=json.dumps({"action": "play", "speed": 100}))
+    rest = await receive_all(comm, until="end")
+    assert {m["pos"][0] for m in rest if "pos" in m} == {5}
+    await comm.send_to(text_data=json.dumps({"action": "play", "speed": 0}))
+    err = json.loads(await comm.receive_from())
+    assert err["type"] == "error" and "speed" in err["message"]
+    await comm.disconnect()
+
+
+async def test_other_users_and_anonymous_are_refused() -> None:
+    rid, _ = await make_replay("owner")
+    stranger = await token_for("mallory")
+    for url, code in (
+        (f"/ws/replays/{rid}/?token={stranger}", 4404),
+        (f"/ws/replays/{rid}/", 4401),
+        (f"/ws/replays/{rid}/?token=svz_not-a-token", 4401),
+    ):
+        comm = WebsocketCommunicator(application, url)
+        await comm.connect()
+        out = await comm.receive_output(timeout=5)
+        assert out["type"] == "websocket.close" and out["code"] == code, url
+        await comm.disconnect()
+
+
+async def test_cross_site_browser_origin_is_refused() -> None:
+    rid, token = await make_replay()
+    comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}", headers=[(b"origin", b"https://evil.example")])
+    connected, _ = await comm.connect()
+    assert not connected
+
+
+def test_filter_messages_are_chunked_below_a_mebibyte() -> None:
+    import numpy as np
+
+    from schedviz.engine.trace import CycleRecord
+    from schedviz.streaming.protocol import cycle_messages
+
+    n = 12000
+    rec = CycleRecord(pod="default/p", profile="default-scheduler", result="Unschedulable", seq=1, message="m")
+    rec.filter_codes = np.full(n, 2, dtype=np.int8)
+    rec.filter_plugins = np.zeros(n, dtype=np.int16)
+    rec.filter_reasons = np.zeros(n, dtype=np.int32)
+    rec.filter_plugin_names = ["NodeResourcesFit"]
+    msgs = cycle_messages(rec, [("Insufficient cpu",)])
+    chunks = [m for m in msgs if m["type"] == "filter"]
+    assert [c["offset"] for c in chunks] == list(range(0, n, FILTER_CHUNK))
+    assert max(len(json.dumps(m)) for m in msgs) < 2**20
