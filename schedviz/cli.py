@@ -85,6 +85,21 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_stream(args: argparse.Namespace) -> int:
+    from .bench_stream import run
+
+    r = run(args.nodes, args.pods, args.database_url, args.redis_url)
+    if args.json:
+        print(json.dumps(r))
+    else:
+        print(
+            f"{r['nodes']} nodes x {r['pods']} pods: {r['cyclesPerSecond']} cycles/s end to end "
+            f"({r['cycles']} cycles in {r['seconds']} s, worker {r['workerSeconds']} s), "
+            f"{r['messages']} messages, largest frame {r['maxFrameBytes']} bytes, replay {r['status']}"
+        )
+    return 0 if r["status"] == "succeeded" else 1
+
+
 def _demo(args: argparse.Namespace) -> int:
     ns = argparse.Namespace(paths=[str(SAMPLE)], config=None, all_nodes=False, format="table", top=3, pretty=False)
     return _replay(ns)
@@ -259,6 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sampled", action="store_true", help="use the default node sampling instead of every node")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=_bench)
+    bs = sub.add_parser("bench-stream", help="measure streaming: worker -> Redis channel layer -> websocket client")
+    bs.add_argument("--nodes", type=int, default=5000)
+    bs.add_argument("--pods", type=int, default=300)
+    bs.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"))
+    bs.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13"))
+    bs.add_argument("--json", action="store_true")
+    bs.set_defaults(func=_bench_stream)
     d = sub.add_parser("demo", help="replay the bundled sample cluster")
     d.set_defaults(func=_demo)
     ic = sub.add_parser("import-cluster", help="read a live cluster once and store it as a snapshot")

@@ -36,6 +36,7 @@ def synthetic_cluster(num_nodes: int, num_pods: int) -> Snapshot:
         nodes.append(
             Node(
                 {
+                    "apiVersion": "v1",
                     "kind": "Node",
                     "metadata": {
                         "name": name,
@@ -100,6 +101,7 @@ def _pod(name: str, app: str, cpu: str, mem: str, node: str | None = None) -> di
     if node:
         spec["nodeName"] = node
     return {
+        "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
             "name": name,

@@ -1,0 +1,32 @@
+/// <reference types="vitest/config" />
+import { defineConfig } from "vite";
+import react from "@vitejs/plugin-react";
+
+// Django serves dist/index.html at / and the SPA routes; WhiteNoise serves the assets from STATIC_URL.
+const backend = process.env.SCHEDVIZ_BACKEND ?? "http://127.0.0.1:8010";
+
+export default defineConfig({
+  base: "/static/",
+  plugins: [react()],
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    sourcemap: true,
+    chunkSizeWarningLimit: 800,
+  },
+  server: {
+    // `npm run dev`: the API, the websocket and the sign-in pages come from a running `schedviz serve`.
+    proxy: {
+      "/api": backend,
+      "/accounts": backend,
+      "/ws": { target: backend, ws: true },
+    },
+  },
+  test: {
+    environment: "jsdom",
+    globals: true,
+    setupFiles: ["./src/test/setup.ts"],
+    include: ["src/**/*.test.{ts,tsx}"],
+    css: false,
+  },
+});
