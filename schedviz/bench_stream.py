@@ -9,6 +9,7 @@ cycle's first message to the last one, and the largest frame.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -149,10 +150,8 @@ def run(nodes: int, pods: int, database_url: str, redis_url: str) -> dict[str, A
         return result
     finally:
         for p in procs:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         for p in procs:
             try:
                 p.wait(timeout=20)
