@@ -70,6 +70,9 @@ async def _client(url: str, expect: int) -> dict[str, Any]:
 
 
 def run(nodes: int, pods: int, database_url: str, redis_url: str) -> dict[str, Any]:
+    from schedviz.lib.dbs import ensure_database
+
+    ensure_database(database_url)
     env = {
         **os.environ,
         "DATABASE_URL": database_url,

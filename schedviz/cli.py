@@ -100,6 +100,13 @@ def _bench_stream(args: argparse.Namespace) -> int:
     return 0 if r["status"] == "succeeded" else 1
 
 
+def _bench_storage(args: argparse.Namespace) -> int:
+    from .bench_storage import run
+
+    print(json.dumps(run(args.database_url, args.requests), indent=1))
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     ns = argparse.Namespace(paths=[str(SAMPLE)], config=None, all_nodes=False, format="table", top=3, pretty=False)
     return _replay(ns)
@@ -277,10 +284,14 @@ def build_parser() -> argparse.ArgumentParser:
     bs = sub.add_parser("bench-stream", help="measure streaming: worker -> Redis channel layer -> websocket client")
     bs.add_argument("--nodes", type=int, default=5000)
     bs.add_argument("--pods", type=int, default=300)
-    bs.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"))
+    bs.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/schedviz_bench"))
     bs.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13"))
     bs.add_argument("--json", action="store_true")
     bs.set_defaults(func=_bench_stream)
+    bst = sub.add_parser("bench-storage", help="stored size of a 1000x1000 replay; p95 of a 5000-node cycle page")
+    bst.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/schedviz_bench"))
+    bst.add_argument("--requests", type=int, default=200)
+    bst.set_defaults(func=_bench_storage)
     d = sub.add_parser("demo", help="replay the bundled sample cluster")
     d.set_defaults(func=_demo)
     ic = sub.add_parser("import-cluster", help="read a live cluster once and store it as a snapshot")

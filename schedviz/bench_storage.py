@@ -1,0 +1,102 @@
+"""`schedviz bench-storage`: how much a stored replay weighs, and how fast one cycle's node page answers.
+
+1. Replays a 1000-node x 1000-pod synthetic cluster (every node evaluated) through the same runner
+   the workers use and reports the rows and bytes it stored.
+2. Replays a 5000-node cluster and requests one cycle's node page through the API (the Django test
+   client: the whole view, serialisation and database read, without network) many times, reporting
+   the 50th and 95th percentile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from typing import Any
+
+
+def _setup(database_url: str) -> None:
+    from schedviz.lib.dbs import ensure_database
+
+    ensure_database(database_url)
+    os.environ["DATABASE_URL"] = database_url
+    os.environ["SCHEDVIZ_TASK_MODE"] = "sync"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "schedviz.settings"
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+
+
+def _replay(user: Any, nodes: int, pods: int) -> Any:
+    import dataclasses
+
+    from schedviz.engine.bench import synthetic_cluster
+    from schedviz.ingestion.parsing import Limits
+    from schedviz.ingestion.services import create_snapshot
+    from schedviz.replays.models import Replay
+    from schedviz.replays.runner import run_replay
+
+    snap = synthetic_cluster(nodes, pods)
+    payload = json.dumps({"kind": "List", "items": [n.raw for n in snap.nodes] + [p.raw for p in snap.pods]}).encode()
+    base = Limits.from_env()
+    limits = dataclasses.replace(base, max_upload_bytes=max(base.max_upload_bytes, len(payload) + 1))
+    stored, _ = create_snapshot(user, payload, "bench.json", name=f"bench {nodes}x{pods}", limits=limits)
+    replay = Replay.objects.create(owner=user, snapshot=stored, options={"allNodes": True})
+    t0 = time.perf_counter()
+    status = run_replay(replay.pk)
+    replay.refresh_from_db()
+    replay.elapsed = time.perf_counter() - t0  # type: ignore[attr-defined]
+    assert status == "succeeded", replay.reason
+    return replay
+
+
+def run(database_url: str, pages: int = 200) -> dict[str, Any]:
+    _setup(database_url)
+    from django.contrib.auth.models import User
+    from django.db import connection
+    from django.db.models import Sum
+    from django.db.models.functions import Length
+    from rest_framework.test import APIClient
+
+    from schedviz.replays.models import Cycle
+
+    user, _ = User.objects.get_or_create(username="bench-storage")
+    big = _replay(user, 1000, 1000)
+    rows = Cycle.objects.filter(replay=big, attempt=big.attempt)
+    payload = rows.aggregate(total=Sum(Length("payload")))["total"] or 0
+    table_bytes = None
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_total_relation_size('replays_cycle')")
+            table_bytes = int(cur.fetchone()[0])
+    wide = _replay(user, 5000, 20)
+    client = APIClient()
+    client.force_authenticate(user)
+    timings = []
+    seqs = list(Cycle.objects.filter(replay=wide, attempt=wide.attempt).values_list("seq", flat=True))
+    for i in range(pages):
+        seq = seqs[i % len(seqs)]
+        t0 = time.perf_counter()
+        r = client.get(f"/api/v1/replays/{wide.pk}/cycles/{seq}/?page_size=100")
+        timings.append((time.perf_counter() - t0) * 1000)
+        assert r.status_code == 200, r.content[:200]
+    timings.sort()
+    return {
+        "database": connection.vendor,
+        "replay1000x1000": {
+            "cycles": rows.count(),
+            "payloadBytes": payload,
+            "tableBytes": table_bytes,
+            "replaySeconds": round(big.elapsed, 2),
+        },
+        "cyclePage5000Nodes": {
+            "requests": pages,
+            "p50ms": round(statistics.median(timings), 1),
+            "p95ms": round(timings[int(0.95 * (len(timings) - 1))], 1),
+            "maxms": round(timings[-1], 1),
+        },
+    }
