@@ -2,6 +2,8 @@
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
 
+declare const process: { env: Record<string, string | undefined> };
+
 // Django serves dist/index.html at / and the SPA routes; WhiteNoise serves the assets from STATIC_URL.
 const backend = process.env.SCHEDVIZ_BACKEND ?? "http://127.0.0.1:8010";
 

@@ -45,8 +45,8 @@ def render_table(trace: ReplayTrace, top: int = 3) -> str:
             lines.append(f"      {c.error}")
         lines.extend(_top_nodes(trace, c, top))
     counts: dict[str, int] = {}
-    for c in trace.cycles:
-        counts[c.result] = counts.get(c.result, 0) + 1
+    for _, final in trace.pod_records().values():
+        counts[final.result] = counts.get(final.result, 0) + 1
     lines.append("")
     lines.append("summary: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     return "\n".join(lines) + "\n"
@@ -264,6 +264,23 @@ def _serve(args: argparse.Namespace) -> int:
     return serve(args.host, args.port, demo=args.demo, migrate=not args.no_migrate)
 
 
+def _plugin_module_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plugin-module",
+        action="append",
+        metavar="MODULE",
+        help="import a module of custom plugins (pkg.module, or pkg.module:Class) before reading the "
+        f"configuration (repeatable; also ${registry.ENV_VAR}, comma-separated)",
+    )
+
+
+def _load_plugins(args: argparse.Namespace) -> None:
+    """Custom plugins for the commands that replay: $SCHEDVIZ_PLUGIN_MODULES, then --plugin-module."""
+    if not hasattr(args, "plugin_module"):
+        return
+    registry.load_modules([*registry.modules_from_env(), *(args.plugin_module or [])])
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="schedviz", description="Replay and explain kube-scheduler decisions.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -274,6 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--format", choices=("json", "table"), default="table")
     r.add_argument("--top", type=int, default=3, help="nodes shown per pod in the table")
     r.add_argument("--pretty", action="store_true", help="indent JSON output")
+    _plugin_module_option(r)
     r.set_defaults(func=_replay)
     b = sub.add_parser("bench", help="replay a synthetic cluster and print pods/second and peak memory")
     b.add_argument("--nodes", type=int, action="append", help="cluster size (repeatable); default 500, 1000, 5000")
@@ -338,6 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument(
         "--timeout", type=float, default=600.0, metavar="S", help="seconds to wait for the server's report"
     )
+    _plugin_module_option(rp)
     rp.set_defaults(func=_report)
     e = sub.add_parser(
         "explain",
@@ -357,6 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--format", choices=("json", "text"), default="text")
     e.add_argument("--pretty", action="store_true", help="indent JSON output")
+    _plugin_module_option(e)
     e.set_defaults(func=_explain)
     return p
 
@@ -364,6 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        _load_plugins(args)
         return int(args.func(args))
     except (InputError, ConfigError) as exc:
         print(f"schedviz: error: {exc}", file=sys.stderr)

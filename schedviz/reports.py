@@ -80,15 +80,22 @@ def _total_on(c: CycleRecord, index: Mapping[str, int], node: str | None) -> int
     return None if i is None else c.node_total(i)
 
 
-def outcome(c: CycleRecord, index: Mapping[str, int]) -> dict[str, Any]:
-    """A pod's outcome in one replay: result, node, the scheduler's message and the winner's total."""
-    node = c.selected_node if c.result in PLACED else None
+def outcome(c: CycleRecord, index: Mapping[str, int], final: CycleRecord | None = None) -> dict[str, Any]:
+    """A pod's outcome in one replay: result, node, the scheduler's message and the winner's total.
+
+    ``c`` is the pod's scheduling record; ``final`` its last record when that differs (a pod that
+    waited at Permit ends with a Binding record, which decides the result but has no scores).
+    """
+    last = final if final is not None else c
+    node = last.selected_node if last.result in PLACED else None
+    if node is None and last is not c and c.result in PLACED and last.result in PLACED:
+        node = c.selected_node
     return {
-        "result": c.result,
+        "result": last.result,
         "node": node,
-        "message": c.message or c.error or None,
+        "message": last.message or last.error or None,
         "profile": c.profile,
-        "nominatedNode": c.nominated_node,
+        "nominatedNode": last.nominated_node or c.nominated_node,
         "total": _total_on(c, index, node),
     }
 
@@ -139,8 +146,8 @@ def compare_traces(a: ReplayTrace, b: ReplayTrace) -> dict[str, Any]:
     not feasible or not scored there) and ``bNodeTotalInA`` the reverse.
     """
     a_index, b_index = _node_index(a), _node_index(b)
-    a_cycles = {c.pod: c for c in a.cycles}
-    b_cycles = {c.pod: c for c in b.cycles}
+    a_cycles = a.pod_records()
+    b_cycles = b.pod_records()
     order = list(b_cycles) + [p for p in a_cycles if p not in b_cycles]
     pods: list[dict[str, Any]] = []
     lists: dict[str, list[Any]] = {k: [] for k in CHANGE_KINDS}
@@ -148,8 +155,8 @@ def compare_traces(a: ReplayTrace, b: ReplayTrace) -> dict[str, Any]:
     counts = dict.fromkeys(("compared", UNCHANGED, *CHANGE_KINDS, "changed"), 0)
     for pod in order:
         ca, cb = a_cycles.get(pod), b_cycles.get(pod)
-        oa = outcome(ca, a_index) if ca is not None else None
-        ob = outcome(cb, b_index) if cb is not None else None
+        oa = outcome(ca[0], a_index, ca[1]) if ca is not None else None
+        ob = outcome(cb[0], b_index, cb[1]) if cb is not None else None
         kind = change_kind(oa, ob)
         pods.append({"pod": pod, "change": kind, "a": oa, "b": ob})
         counts[kind] += 1
@@ -212,8 +219,8 @@ def compare_traces(a: ReplayTrace, b: ReplayTrace) -> dict[str, Any]:
                     "bNode": ob["node"],
                     "bTotal": ob["total"],
                     "delta": ob["total"] - oa["total"],
-                    "aNodeTotalInB": _total_on(cb, b_index, oa["node"]),
-                    "bNodeTotalInA": _total_on(ca, a_index, ob["node"]),
+                    "aNodeTotalInB": _total_on(cb[0], b_index, oa["node"]),
+                    "bNodeTotalInA": _total_on(ca[0], a_index, ob["node"]),
                 }
             )
     return {"counts": counts, "pods": pods, **lists, "scoreShifts": shifts}
@@ -291,9 +298,10 @@ def utilization(
 
 def summarize(trace: ReplayTrace) -> dict[str, int]:
     """Counts of a replay's results: pendingPods and one count per result (see RESULT_COUNTS)."""
-    out = {"pendingPods": len(trace.cycles)}
+    finals = [f for _, f in trace.pod_records().values()]
+    out = {"pendingPods": len(finals)}
     for key, result in RESULT_COUNTS:
-        out[key] = sum(1 for c in trace.cycles if c.result == result)
+        out[key] = sum(1 for c in finals if c.result == result)
     return out
 
 
@@ -337,7 +345,7 @@ def build_report(
         entries = [(e["pod"], e["b"], e["a"], e["change"]) for e in cmp["pods"]]
     else:
         index = _node_index(cand_trace)
-        entries = [(c.pod, outcome(c, index), None, None) for c in cand_trace.cycles]
+        entries = [(pod, outcome(s, index, f), None, None) for pod, (s, f) in cand_trace.pod_records().items()]
     for pod, ob, oa, kind in entries:
         ns, name = _split(pod)
         entry: dict[str, Any] = {"pod": pod, "namespace": ns, "name": name}

@@ -111,6 +111,12 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# Custom scheduler plugins (docs/plugins.md): modules imported at startup, comma-separated, each
+# "pkg.module" (its classes call registry.register) or "pkg.module:Class". Web and worker alike.
+SCHEDVIZ_PLUGIN_MODULES = [
+    m.strip() for m in os.environ.get("SCHEDVIZ_PLUGIN_MODULES", "").split(",") if m.strip()
+]
+
 # How replays run: "celery" (a worker via Redis), "thread" (in-process background thread) or "sync"
 # (inside the request; tests). Default: celery with Redis, a thread without.
 SCHEDVIZ_TASK_MODE = os.environ.get("SCHEDVIZ_TASK_MODE", "celery" if REDIS_URL else "thread")

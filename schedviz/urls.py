@@ -9,5 +9,5 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("healthz", health.healthz, name="healthz"),
     path("", views.spa, name="home"),
-    re_path(r"^(?P<path>(snapshots|replays|live|compare)(/.*)?)$", views.spa, name="spa"),
+    re_path(r"^(?P<path>(snapshots|replays|live|compare|configurations)(/.*)?)$", views.spa, name="spa"),
 ]

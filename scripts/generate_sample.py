@@ -1,8 +1,10 @@
 """Writes schedviz/samples/cluster.yaml: the bundled sample cluster.
 
 21 nodes over 3 zones (general, large, GPU, spot, a cordoned node, one under maintenance), running
-workloads, and pending pods that exercise every plugin of the default profile. Run it again after
-changing it: `python scripts/generate_sample.py`.
+workloads, and pending pods that exercise every plugin of the default profile, storage (a local
+volume bound on first use, dynamic provisioning, a volume zone conflict, a CSI attach limit) and
+dynamic resource allocation (GPU claims allocated, refused, and one freed by PostFilter). Run it again
+after changing it: `python scripts/generate_sample.py`.
 """
 
 from __future__ import annotations
@@ -59,6 +61,132 @@ def pod(name: str, ns: str = "default", *, cpu: str | None = "250m", mem: str | 
     return out
 
 
+def storage_objects() -> list[dict[str, Any]]:
+    """StorageClasses, PVs, PVCs and CSINodes for the storage cases (see the pending pods)."""
+    out: list[dict[str, Any]] = []
+
+    def sc(name: str, provisioner: str, mode: str, **extra: Any) -> None:
+        out.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
+                    "provisioner": provisioner, "volumeBindingMode": mode, **extra})
+
+    def pvc(name: str, ns: str, size: str, sc_name: str, volume: str | None = None) -> None:
+        md: dict[str, Any] = {"name": name, "namespace": ns, "uid": f"{ns}-pvc-{name}"}
+        spec: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "storageClassName": sc_name,
+                                "resources": {"requests": {"storage": size}}}
+        status = {"phase": "Pending"}
+        if volume:
+            md["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+            spec["volumeName"] = volume
+            status = {"phase": "Bound"}
+        out.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": md, "spec": spec, "status": status})
+
+    def pv(name: str, size: str, sc_name: str, *, claim: tuple[str, str] | None = None, host: str | None = None,
+           csi_handle: str | None = None, labels: dict[str, str] | None = None) -> None:
+        spec: dict[str, Any] = {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"],
+                                "storageClassName": sc_name, "persistentVolumeReclaimPolicy": "Retain"}
+        if csi_handle:
+            spec["csi"] = {"driver": "ebs.csi.aws.com", "volumeHandle": csi_handle, "fsType": "ext4"}
+        else:
+            spec["local"] = {"path": f"/mnt/disks/{name}"}
+        if host:
+            spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}]}}
+        if claim:
+            spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": claim[0], "name": claim[1],
+                                "uid": f"{claim[0]}-pvc-{claim[1]}"}
+        md: dict[str, Any] = {"name": name}
+        if labels:
+            md["labels"] = labels
+        out.append({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": md, "spec": spec,
+                    "status": {"phase": "Bound" if claim else "Available"}})
+
+    # Local SSDs, bound when the first pod using a claim is scheduled (WaitForFirstConsumer).
+    sc("local-ssd", "kubernetes.io/no-provisioner", "WaitForFirstConsumer")
+    pv("local-ssd-big-1a", "200Gi", "local-ssd", host="big-1a")
+    pvc("search-index", "shop", "100Gi", "local-ssd")
+    pvc("search-index-replica", "shop", "100Gi", "local-ssd")
+    # EBS volumes provisioned in eu-west-1a only, once the pod's node is known.
+    sc("gp3-1a", "ebs.csi.aws.com", "WaitForFirstConsumer",
+       allowedTopologies=[{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": [ZONES[0]]}]}])
+    pvc("ingest-buffer", "batch", "20Gi", "gp3-1a")
+    # A bound volume that lives in eu-west-1b.
+    sc("gp3", "ebs.csi.aws.com", "Immediate")
+    pv("pvc-orders-archive", "500Gi", "gp3", claim=("shop", "orders-archive"), csi_handle="vol-0a1b2c3d4e5f60001",
+       labels={"topology.kubernetes.io/zone": ZONES[1], "topology.kubernetes.io/region": "eu-west-1"})
+    pvc("orders-archive", "shop", "500Gi", "gp3", volume="pvc-orders-archive")
+    # gen-1a-3 can attach one EBS volume, already used by etl-0's scratch volume.
+    pv("pvc-etl-scratch", "50Gi", "gp3", claim=("batch", "etl-scratch"), csi_handle="vol-0a1b2c3d4e5f60002")
+    pvc("etl-scratch", "batch", "50Gi", "gp3", volume="pvc-etl-scratch")
+    pv("pvc-etl-output", "50Gi", "gp3", claim=("batch", "etl-output"), csi_handle="vol-0a1b2c3d4e5f60003")
+    pvc("etl-output", "batch", "50Gi", "gp3", volume="pvc-etl-output")
+    out.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "gen-1a-3"},
+                "spec": {"drivers": [{"name": "ebs.csi.aws.com", "nodeID": "i-0gen1a3",
+                                      "topologyKeys": ["topology.kubernetes.io/zone"], "allocatable": {"count": 1}}]}})
+    return out
+
+
+GPU_DRIVER = "gpu.example.com"
+
+
+def dra_objects() -> list[dict[str, Any]]:
+    """DeviceClass, ResourceSlices and claims for the dynamic resource allocation cases."""
+    out: list[dict[str, Any]] = [{
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": GPU_DRIVER},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}]},
+    }]
+
+    def gpu(name: str, model: str, memory: str, index: int) -> dict[str, Any]:
+        return {"name": name, "attributes": {"model": {"string": model}, "index": {"int": index},
+                                             "driverVersion": {"version": "1.4.2"}},
+                "capacity": {"memory": {"value": memory}}}
+
+    for node_name, devices in (
+        ("gpu-1a", [gpu("gpu-0", "a100", "40Gi", 0)]),
+        ("gpu-1b", [gpu("gpu-0", "a100", "40Gi", 0), gpu("gpu-1", "a100", "40Gi", 1)]),
+        ("gpu-1c", [gpu("gpu-0", "h100", "80Gi", 0)]),
+    ):
+        out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                    "metadata": {"name": f"{node_name}-{GPU_DRIVER}"},
+                    "spec": {"driver": GPU_DRIVER, "nodeName": node_name, "devices": devices,
+                             "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1}}})
+
+    def request(count: int, *selectors: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"deviceClassName": GPU_DRIVER, "allocationMode": "ExactCount", "count": count}
+        if selectors:
+            body["selectors"] = [{"cel": {"expression": e}} for e in selectors]
+        return {"devices": {"requests": [{"name": "gpu", "exactly": body}]}}
+
+    def claim(name: str, ns: str, spec: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        c = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": name, "namespace": ns, "uid": f"{ns}-claim-{name}"}, "spec": spec}
+        c.update(extra)
+        return c
+
+    at_least_40g = f'device.capacity["{GPU_DRIVER}"].memory.compareTo(quantity("40Gi")) >= 0'
+    a100 = f'device.attributes["{GPU_DRIVER}"].model == "a100"'
+    h100 = f'device.attributes["{GPU_DRIVER}"].model == "h100"'
+    # A template, and the claim the resourceclaim controller made from it for batch/inference-0.
+    out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "one-a100", "namespace": "batch"},
+                "spec": {"spec": request(1, a100, at_least_40g)}})
+    generated = claim("inference-0-gpu-7x2kq", "batch", request(1, a100, at_least_40g))
+    generated["metadata"]["annotations"] = {"resource.kubernetes.io/pod-claim-name": "gpu"}
+    generated["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "inference-0",
+                                                 "uid": "batch-inference-0", "controller": True,
+                                                 "blockOwnerDeletion": True}]
+    out.append(generated)
+    # Two claims for the only H100: the first pod gets it, the second cannot.
+    out.append(claim("finetune-a", "batch", request(1, h100)))
+    out.append(claim("finetune-b", "batch", request(1, h100)))
+    # Allocated on gpu-1a by an earlier pod that is gone; no pod holds it (reservedFor is empty).
+    out.append(claim("notebook-gpu", "default", request(1), status={"allocation": {
+        "devices": {"results": [{"request": "gpu", "driver": GPU_DRIVER, "pool": "gpu-1a", "device": "gpu-0"}]},
+        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+            {"key": "metadata.name", "operator": "In", "values": ["gpu-1a"]}]}]},
+    }}))
+    return out
+
+
 def build() -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for ns, env in (("default", None), ("shop", "prod"), ("batch", "batch"), ("monitoring", "ops")):
@@ -99,6 +227,8 @@ def build() -> list[dict[str, Any]]:
     nodes.append(node("cordoned-1c", ZONES[2], "8", "32Gi", labels={"pool": "general"}, unschedulable=True,
                       taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]))
     items.extend(nodes)
+    items.extend(storage_objects())
+    items.extend(dra_objects())
 
     # running workloads
     running: list[dict[str, Any]] = []
@@ -117,6 +247,8 @@ def build() -> list[dict[str, Any]]:
     for i, n in enumerate(["gen-1a-3", "gen-1b-3", "gen-1c-3", "gen-1c-1", "gen-1c-2"]):
         running.append(pod(f"etl-{i}", "batch", cpu="5", mem="20Gi", labels={"app": "etl"}, node_name=n,
                            image="registry.example/batch:7", priority=-100))
+    # etl-0 writes to an EBS volume: gen-1a-3's only attachment slot (its CSINode allows one)
+    running[-5]["spec"]["volumes"] = [{"name": "scratch", "persistentVolumeClaim": {"claimName": "etl-scratch"}}]
     running.append(pod("trainer-0", "batch", cpu="8", mem="32Gi", labels={"app": "trainer"}, node_name="gpu-1a",
                        extra_requests={"nvidia.com/gpu": "3"},
                        tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]))
@@ -205,6 +337,37 @@ def build() -> list[dict[str, Any]]:
     add(pod("named-exact", "default", cpu="100m", mem="64Mi", created=t(35), affinity={"nodeAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gen-1b-2"]}]}]}}}))
+    # storage
+    gpu_toleration = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+
+    def claim_volume(claim: str) -> list[dict[str, Any]]:
+        return [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+
+    add(pod("search-0", "shop", cpu="2", mem="8Gi", labels={"app": "search"}, created=t(36),
+            volumes=claim_volume("search-index")))
+    add(pod("search-1", "shop", cpu="2", mem="8Gi", labels={"app": "search"}, created=t(37),
+            volumes=claim_volume("search-index-replica")))
+    add(pod("ingest", "batch", cpu="500m", mem="1Gi", created=t(38), volumes=claim_volume("ingest-buffer")))
+    add(pod("archive-reader", "shop", cpu="250m", mem="512Mi", created=t(39),
+            nodeSelector={"topology.kubernetes.io/zone": ZONES[0]}, volumes=claim_volume("orders-archive")))
+    add(pod("etl-export", "batch", cpu="500m", mem="1Gi", labels={"app": "etl"}, created=t(40),
+            nodeSelector={"kubernetes.io/hostname": "gen-1a-3"}, volumes=claim_volume("etl-output")))
+    # dynamic resource allocation
+    inference = pod("inference-0", "batch", cpu="2", mem="8Gi", labels={"app": "inference"}, created=t(41),
+                    tolerations=gpu_toleration,
+                    resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "one-a100"}])
+    inference["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    inference["status"]["resourceClaimStatuses"] = [{"name": "gpu", "resourceClaimName": "inference-0-gpu-7x2kq"}]
+    add(inference)
+    for i, name in enumerate(("finetune-a", "finetune-b")):
+        p = pod(name, "batch", cpu="4", mem="16Gi", labels={"app": "finetune"}, created=t(42 + i),
+                tolerations=gpu_toleration, resourceClaims=[{"name": "gpu", "resourceClaimName": name}])
+        p["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+        add(p)
+    notebook = pod("notebook", "default", cpu="12", mem="16Gi", labels={"app": "notebook"}, created=t(44),
+                   tolerations=gpu_toleration, resourceClaims=[{"name": "gpu", "resourceClaimName": "notebook-gpu"}])
+    notebook["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    add(notebook)
     items.extend(pend)
     return items
 

@@ -16,7 +16,12 @@ M = TypeVar("M", bound=Model)
 def visible(qs: QuerySet[M], user: Any) -> QuerySet[M]:
     if user is None or not user.is_authenticated:
         return qs.none()
-    return qs.filter(Q(owner=user) | Q(team__members=user)).distinct()
+    # the user's teams as a subquery: no join over the members, so no duplicate rows and no DISTINCT
+    # (which would compare every column, snapshot blobs included)
+    from .models import Team
+
+    teams = Team.objects.filter(members=user).values("pk")
+    return qs.filter(Q(owner=user) | Q(team__in=teams))
 
 
 def can_read(obj: Any, user: Any) -> bool:

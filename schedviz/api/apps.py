@@ -5,3 +5,6 @@ class ApiConfig(AppConfig):
     name = "schedviz.api"
     label = "api"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import schema  # noqa: F401  (registers the token scheme with drf-spectacular)

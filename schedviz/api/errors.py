@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.urls import Resolver404, resolve
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
@@ -17,7 +20,9 @@ class ApiError(exceptions.APIException):
     status_code: int = status.HTTP_400_BAD_REQUEST
     default_code = "invalid"
 
-    def __init__(self, message: str, *, code: str = "invalid", details: Any = None, status_code: int = 400) -> None:
+    def __init__(
+        self, message: str, *, code: str = "invalid", details: Any = None, status_code: int = 400
+    ) -> None:
         super().__init__(detail=message, code=code)
         self.code = code
         self.details = details
@@ -49,6 +54,18 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        exc = ApiError(
+            f"the request body is larger than {limit} bytes: upload the manifests as a file",
+            code="too_large",
+            status_code=413,
+        )
+    elif isinstance(exc, SuspiciousOperation):  # too many form fields or files: Django's HTML 400 otherwise
+        exc = ApiError(str(exc), code="invalid")
+    elif isinstance(exc, DjangoValidationError):
+        # a value the database layer refused (e.g. a malformed id): bad input, not a server error
+        exc = exceptions.ValidationError(exc.messages)
     response = drf_handler(exc, context)
     if response is None:
         return None
@@ -63,3 +80,23 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         body = {"error": {"code": "error", "message": str(exc), "details": None}}
     response.data = body
     return response
+
+
+def not_found(request: HttpRequest, path: str = "") -> HttpResponse:
+    """Unknown URLs under /api/: the error shape, not Django's HTML page.
+
+    A GET without the trailing slash is redirected as APPEND_SLASH would (this catch-all resolves every
+    path, so CommonMiddleware no longer does it); other methods are told where the endpoint is.
+    """
+    message = f"no API endpoint at {request.path}"
+    if not request.path.endswith("/"):
+        try:
+            match = resolve(request.path + "/")
+        except Resolver404:
+            match = None
+        if match is not None and match.func is not not_found:
+            if request.method in ("GET", "HEAD"):
+                query = request.META.get("QUERY_STRING", "")
+                return HttpResponsePermanentRedirect(request.path + "/" + (f"?{query}" if query else ""))
+            message += f" (the endpoint is {request.path}/, with a trailing slash)"
+    return JsonResponse({"error": {"code": "not_found", "message": message, "details": None}}, status=404)

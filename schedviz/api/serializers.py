@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from schedviz.accounts.models import ApiToken
+from schedviz.accounts.models import ApiToken, Team
 from schedviz.ingestion.models import Snapshot
 from schedviz.replays.models import Configuration, Cycle, Replay
 
@@ -15,22 +15,60 @@ class SnapshotSerializer(serializers.ModelSerializer[Snapshot]):
     class Meta:
         model = Snapshot
         fields = [
-            "id", "name", "content_hash", "source_format", "size_bytes", "created", "node_count", "pod_count",
-            "pending_count", "kinds", "ignored", "config",
+            "id",
+            "name",
+            "content_hash",
+            "source_format",
+            "size_bytes",
+            "created",
+            "node_count",
+            "pod_count",
+            "pending_count",
+            "kinds",
+            "ignored",
+            "config",
+            "team",
         ]
         read_only_fields = fields
+
+
+class TeamField(serializers.IntegerField):
+    """A team id; valid only for a team the requesting user belongs to (``context["user"]``)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("allow_null", True)
+        kwargs.setdefault("help_text", "Share with this team (its id; you must be a member)")
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        team_id = super().to_internal_value(data)
+        user = self.context.get("user")
+        team = Team.objects.filter(pk=team_id, members=user).first() if user is not None else None
+        if team is None:
+            # one answer for "no such team" and "not a member": team ids are not disclosed
+            raise serializers.ValidationError(f"you are not a member of a team with id {team_id}")
+        return team
+
+    def to_representation(self, value: Any) -> Any:
+        return getattr(value, "pk", value)
 
 
 class SnapshotUploadSerializer(serializers.Serializer[Any]):
     file = serializers.FileField(required=False, help_text="The manifests: YAML, JSON, .tar.gz or .zip")
     content = serializers.CharField(required=False, trim_whitespace=False, help_text="The manifests as text")
-    config = serializers.CharField(required=False, allow_blank=True, help_text="A KubeSchedulerConfiguration (YAML/JSON)")
+    config = serializers.CharField(
+        required=False, allow_blank=True, help_text="A KubeSchedulerConfiguration (YAML/JSON)"
+    )
     config_file = serializers.FileField(required=False)
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    team = TeamField()
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs.get("file") and not attrs.get("content"):
-            raise serializers.ValidationError({"file": ["Upload a file, or send the manifests as `content`."]})
+            raise serializers.ValidationError(
+                {"file": ["Upload a file, or send the manifests as `content`."]}
+            )
         return attrs
 
 
@@ -50,9 +88,14 @@ class ConfigurationValidateSerializer(serializers.Serializer[Any]):
 class ReplayCreateSerializer(serializers.Serializer[Any]):
     snapshot = serializers.UUIDField()
     configuration = serializers.UUIDField(required=False, allow_null=True)
-    config = serializers.JSONField(required=False, allow_null=True, help_text="An inline KubeSchedulerConfiguration")
+    config = serializers.JSONField(
+        required=False, allow_null=True, help_text="An inline KubeSchedulerConfiguration"
+    )
     all_nodes = serializers.BooleanField(required=False, default=False)
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    team = TeamField(
+        help_text="Share with this team (its id; you must be a member). Default: the snapshot's team"
+    )
 
 
 class ReplaySerializer(serializers.ModelSerializer[Replay]):
@@ -63,8 +106,23 @@ class ReplaySerializer(serializers.ModelSerializer[Replay]):
     class Meta:
         model = Replay
         fields = [
-            "id", "name", "snapshot", "configuration", "config", "options", "status", "reason", "attempt",
-            "cycles_done", "cycles_total", "progress", "created", "started", "finished", "summary",
+            "id",
+            "name",
+            "snapshot",
+            "configuration",
+            "config",
+            "options",
+            "status",
+            "reason",
+            "attempt",
+            "cycles_done",
+            "cycles_total",
+            "progress",
+            "created",
+            "started",
+            "finished",
+            "summary",
+            "team",
         ]
         read_only_fields = fields
 
@@ -78,8 +136,18 @@ class CycleSerializer(serializers.ModelSerializer[Cycle]):
     class Meta:
         model = Cycle
         fields = [
-            "seq", "pod", "namespace", "profile", "result", "node", "message", "nominated_node", "feasible_count",
-            "evaluated_count", "tied_count", "winner_total",
+            "seq",
+            "pod",
+            "namespace",
+            "profile",
+            "result",
+            "node",
+            "message",
+            "nominated_node",
+            "feasible_count",
+            "evaluated_count",
+            "tied_count",
+            "winner_total",
         ]
         read_only_fields = fields
 
@@ -95,7 +163,9 @@ class TokenSerializer(serializers.ModelSerializer[ApiToken]):
 
 class TokenCreateSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=100)
-    ttl_days = serializers.IntegerField(required=False, min_value=1, max_value=3650, default=90, allow_null=True)
+    ttl_days = serializers.IntegerField(
+        required=False, min_value=1, max_value=3650, default=90, allow_null=True
+    )
 
 
 class ReportCreateSerializer(serializers.Serializer[Any]):
@@ -109,3 +179,268 @@ class ReportCreateSerializer(serializers.Serializer[Any]):
         if not attrs.get("snapshot") and not attrs.get("snapshot_id"):
             raise serializers.ValidationError({"snapshot": ["Upload a snapshot file or give snapshot_id."]})
         return attrs
+
+
+# ----- response shapes ---------------------------------------------------------------------------------
+# The endpoints below answer with dicts built by the engine and the domain modules; these serializers
+# describe them for the OpenAPI schema (nested engine structures are documented as free-form objects).
+
+J = serializers.JSONField
+D = serializers.DictField
+
+
+class ErrorBodySerializer(serializers.Serializer[Any]):
+    code = serializers.CharField(
+        help_text="Stable machine-readable code, e.g. invalid, not_found, invalid_upload"
+    )
+    message = serializers.CharField(help_text="What went wrong, for people")
+    details = J(
+        allow_null=True, help_text="Structured details: field errors ({field: [problems]}) or problems"
+    )
+
+
+class ErrorSerializer(serializers.Serializer[Any]):
+    """Every error answer: ``{"error": {"code", "message", "details"}}``."""
+
+    error = ErrorBodySerializer()
+
+
+class TokenCreatedSerializer(TokenSerializer):
+    token = serializers.CharField(help_text="The token's value: shown in this answer only, never again")
+
+    class Meta(TokenSerializer.Meta):
+        fields = [*TokenSerializer.Meta.fields, "token"]
+        read_only_fields = fields
+
+
+class SnapshotNodeSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    zone = serializers.CharField()
+    region = serializers.CharField()
+    allocatable = D(child=serializers.IntegerField(), help_text="Scheduler units: millicores, bytes, counts")
+    requested = D(child=serializers.IntegerField())
+    nonZeroRequested = D(child=serializers.IntegerField())
+    podCount = serializers.IntegerField()
+    taints = serializers.ListField(child=D())
+    unschedulable = serializers.BooleanField()
+    labels = D(child=serializers.CharField())
+
+
+class SnapshotPodSerializer(serializers.Serializer[Any]):
+    key = serializers.CharField(help_text="namespace/name")
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    state = serializers.ChoiceField(choices=["running", "pending", "finished"])
+    phase = serializers.CharField()
+    node = serializers.CharField(allow_null=True)
+    nominatedNode = serializers.CharField(allow_null=True)
+    requests = D(child=serializers.IntegerField())
+    priority = serializers.IntegerField()
+    priorityClassName = serializers.CharField()
+    schedulerName = serializers.CharField()
+    schedulingGates = serializers.ListField(child=serializers.CharField())
+    labels = D(child=serializers.CharField())
+
+
+class SnapshotNamespaceSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    labels = D(child=serializers.CharField())
+    declared = serializers.BooleanField(help_text="false: only named by pods")
+    podCount = serializers.IntegerField()
+
+
+class SnapshotObjectSerializer(serializers.Serializer[Any]):
+    kind = serializers.CharField()
+    key = serializers.CharField()
+    name = serializers.CharField()
+    namespace = serializers.CharField(allow_blank=True)
+
+
+class ConfigDescriptionSerializer(serializers.Serializer[Any]):
+    valid = serializers.BooleanField()
+    problems = serializers.ListField(child=serializers.CharField())
+    percentageOfNodesToScore = serializers.IntegerField(required=False, allow_null=True)
+    profiles = serializers.ListField(
+        child=D(), required=False, help_text="schedulerName, plugins per extension point, pluginArgs"
+    )
+
+
+class StageSerializer(serializers.Serializer[Any]):
+    point = serializers.CharField()
+    plugin = serializers.CharField()
+    code = serializers.CharField()
+    reason = serializers.CharField(allow_null=True)
+    durationMicros = serializers.IntegerField()
+    details = D(required=False)
+
+
+class CycleNodeSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    rank = serializers.IntegerField(
+        help_text="Feasible nodes by total score, then rejected, then not evaluated"
+    )
+    evaluated = serializers.BooleanField()
+    filter = D(allow_null=True, help_text="{code, plugin, reasons}; null when not evaluated")
+    scores = D(
+        required=False,
+        help_text="Per score plugin: {raw, normalized, weighted}, or {skipped: true}; only for scored feasible nodes",
+    )
+    total = serializers.IntegerField(required=False, allow_null=True)
+
+
+class CycleNodePageSerializer(serializers.Serializer[Any]):
+    count = serializers.IntegerField()
+    page = serializers.IntegerField()
+    pageSize = serializers.IntegerField()
+    results = CycleNodeSerializer(many=True)
+
+
+class CycleDetailSerializer(serializers.Serializer[Any]):
+    seq = serializers.IntegerField()
+    pod = serializers.CharField()
+    profile = serializers.CharField(allow_null=True)
+    result = serializers.CharField()
+    selectedNode = serializers.CharField(allow_null=True)
+    tiedNodes = serializers.ListField(child=serializers.CharField())
+    message = serializers.CharField(allow_null=True)
+    messageBeforePostFilter = serializers.CharField(allow_null=True)
+    nominatedNode = serializers.CharField(allow_null=True)
+    scored = serializers.BooleanField()
+    scorePlugins = serializers.ListField(child=serializers.CharField())
+    scoreWeights = D(child=serializers.IntegerField())
+    skippedScorePlugins = serializers.ListField(child=serializers.CharField())
+    startIndex = serializers.IntegerField()
+    nodesToFind = serializers.IntegerField()
+    evaluatedNodes = serializers.IntegerField()
+    stages = StageSerializer(many=True)
+    postFilter = D(required=False)
+    error = serializers.CharField(required=False)
+    nodeCounts = D(child=serializers.IntegerField(), help_text="passed, failed, notEvaluated")
+    rejectedBy = D(child=serializers.IntegerField(), help_text="Rejected nodes per filter plugin")
+    nodes = CycleNodePageSerializer()
+
+
+class ComparisonSerializer(serializers.Serializer[Any]):
+    node = serializers.CharField()
+    feasible = serializers.BooleanField()
+    total = serializers.IntegerField(required=False, allow_null=True)
+    margin = serializers.IntegerField(
+        required=False, allow_null=True, help_text="winner total - this node's total"
+    )
+    tied = serializers.BooleanField(required=False)
+    plugins = D(
+        required=False,
+        help_text="Per score plugin: {weight, winner, other, difference, winnerRaw, otherRaw} (weighted scores)",
+    )
+    rejected = D(required=False, allow_null=True)
+    fixes = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class WinnerSerializer(serializers.Serializer[Any]):
+    node = serializers.CharField()
+    total = serializers.IntegerField(allow_null=True)
+    tiedNodes = serializers.ListField(child=serializers.CharField())
+    runnerUp = ComparisonSerializer(allow_null=True)
+
+
+class ExplanationSerializer(serializers.Serializer[Any]):
+    apiVersion = serializers.CharField()
+    kind = serializers.CharField()
+    kubernetesVersion = serializers.CharField()
+    pod = serializers.CharField()
+    profile = serializers.CharField(allow_null=True)
+    seq = serializers.IntegerField()
+    result = serializers.CharField()
+    message = serializers.CharField(allow_null=True)
+    error = serializers.CharField(allow_null=True)
+    nodes = D(child=serializers.IntegerField(), help_text="total, feasible, rejected")
+    winner = WinnerSerializer(allow_null=True)
+    compared = ComparisonSerializer(many=True, help_text="The winner against each node asked for with ?node=")
+    rejected = serializers.ListField(
+        child=D(), help_text="Rejected nodes grouped by {plugin, code, reasons, count, nodes}"
+    )
+    fixes = serializers.ListField(child=D(), help_text="Diagnoses with the changes checked against them")
+    fixesOmitted = serializers.IntegerField()
+    suggestions = serializers.ListField(child=D())
+    suggestionsOmitted = serializers.IntegerField()
+    checks = D(help_text="run, limit, capped")
+    scheduler = D(help_text="The cycle as the replay runs it (node sampling included)")
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class TimelineCycleSerializer(serializers.Serializer[Any]):
+    seq = serializers.IntegerField()
+    pod = serializers.CharField()
+    profile = serializers.CharField()
+    result = serializers.CharField()
+    node = serializers.CharField(allow_null=True)
+    nominatedNode = serializers.CharField(allow_null=True)
+    requests = D(child=serializers.IntegerField())
+    durationMicros = serializers.IntegerField()
+
+
+class TimelineSerializer(serializers.Serializer[Any]):
+    replay = serializers.UUIDField()
+    status = serializers.CharField()
+    cycles = TimelineCycleSerializer(many=True)
+
+
+class LatencyPluginSerializer(serializers.Serializer[Any]):
+    point = serializers.CharField()
+    plugin = serializers.CharField()
+    calls = serializers.IntegerField()
+    totalMicros = serializers.IntegerField()
+    meanMicros = serializers.FloatField()
+    p50Micros = serializers.IntegerField()
+    p95Micros = serializers.IntegerField()
+    maxMicros = serializers.IntegerField()
+
+
+class LatencySerializer(serializers.Serializer[Any]):
+    replay = serializers.UUIDField()
+    cycles = serializers.IntegerField()
+    plugins = LatencyPluginSerializer(many=True)
+
+
+class CompareSerializer(serializers.Serializer[Any]):
+    a = serializers.UUIDField(help_text="The replay in the path (the reference)")
+    b = serializers.UUIDField(help_text="The other replay")
+    counts = D(child=serializers.IntegerField())
+    pods = serializers.ListField(child=D(), help_text="Per pod: {pod, change, a, b} with each side's outcome")
+    moved = serializers.ListField(child=D())
+    newlyUnschedulable = serializers.ListField(child=D())
+    newlyScheduled = serializers.ListField(child=D())
+    resultChanged = serializers.ListField(child=D())
+    onlyInA = serializers.ListField(child=serializers.CharField())
+    onlyInB = serializers.ListField(child=serializers.CharField())
+    scoreShifts = serializers.ListField(child=D())
+
+
+class SchedulingReportSerializer(serializers.Serializer[Any]):
+    """The report ``schedviz report`` writes as JSON (``kind: SchedulingReport``)."""
+
+    apiVersion = serializers.CharField()
+    kind = serializers.CharField()
+    formatVersion = serializers.IntegerField()
+    kubernetesVersion = serializers.CharField()
+    snapshot = D(help_text="name, nodes, runningPods, pendingPods")
+    options = D()
+    hasBaseline = serializers.BooleanField()
+    summary = D(
+        help_text="pendingPods, scheduled, unschedulable, ...; with a baseline also changed, moved, ..."
+    )
+    baselineSummary = D(allow_null=True)
+    pods = serializers.ListField(
+        child=D(), help_text="Per pending pod: result, node, message, baseline, change"
+    )
+    changes = D(allow_null=True)
+    utilization = serializers.ListField(child=D())
+    utilizationTotals = D()
+
+
+class ReportJobSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=["queued", "running", "succeeded", "failed"])
+    url = serializers.URLField(help_text="Where to poll")
+    report = SchedulingReportSerializer(allow_null=True, help_text="Once succeeded")
+    error = serializers.CharField(allow_null=True, help_text="Once failed: why")

@@ -101,6 +101,10 @@ _MAX_NODE_SCORE = 100  # framework.MaxNodeScore
 _MAX_TOTAL_SCORE = _MAX_INT64  # framework.MaxTotalScore
 _MAX_CUSTOM_PRIORITY_SCORE = 10  # config.MaxCustomPriorityScore
 
+# Plugins whose args are validated by the plugin's constructor (NewFit, coscheduling.New), so only
+# when the plugin is enabled.
+_CHECKED_WHEN_BUILT = frozenset({"NodeResourcesFit", "Coscheduling"})
+
 
 # --------------------------------------------------------------------------------------------------
 # Public types
@@ -680,6 +684,13 @@ _ARGS_SCHEMA: dict[str, _Spec] = {
     "VolumeBinding": _obj("v1.VolumeBindingArgs", bindTimeoutSeconds="int64", shape=_list(_SHAPE_POINT)),
     "NodeAffinity": _obj("v1.NodeAffinityArgs", addedAffinity=_NODE_AFFINITY),
     "DynamicResources": _obj("v1.DynamicResourcesArgs", filterTimeout="duration", bindingTimeout="duration"),
+    # kubernetes-sigs/scheduler-plugins apis/config/v1 (same group and version as the configuration)
+    "Coscheduling": _obj(
+        "v1.CoschedulingArgs",
+        permitWaitingTimeSeconds="int64",
+        podGroupBackoffSeconds="int64",
+        podGroupRejectPercentage="int32",
+    ),
 }
 
 
@@ -905,6 +916,13 @@ def _default_args(plugin: str, a: dict[str, Any], gates: Mapping[str, bool]) -> 
         ):
             out["bindingTimeout"] = "10m0s"  # DynamicResourcesBindingTimeoutDefault
         return out
+    if plugin == "Coscheduling":
+        # scheduler-plugins apis/config/v1/defaults.go SetDefaults_CoschedulingArgs
+        return {
+            "permitWaitingTimeSeconds": a.get("permitWaitingTimeSeconds", 60),
+            "podGroupBackoffSeconds": a.get("podGroupBackoffSeconds", 0),
+            "podGroupRejectPercentage": a.get("podGroupRejectPercentage", 10),
+        }
     raise AssertionError(plugin)  # pragma: no cover
 
 
@@ -1133,6 +1151,16 @@ def _validate_dynamic_resources(a: dict[str, Any], path: str, errs: _Errs, gates
         )
 
 
+def _validate_coscheduling(a: dict[str, Any], path: str, errs: _Errs) -> None:
+    """scheduler-plugins apis/config/validation ValidateCoschedulingArgs (run when the plugin is built)."""
+    for name in ("permitWaitingTimeSeconds", "podGroupBackoffSeconds"):
+        if a[name] < 0:
+            errs.invalid(_child(path, name), a[name], "must be greater than 0")
+    pct = a["podGroupRejectPercentage"]
+    if pct < 0 or pct > 100:
+        errs.invalid(_child(path, "podGroupRejectPercentage"), pct, "must be between 0 and 100")
+
+
 def _validate_args(plugin: str, a: dict[str, Any], path: str, errs: _Errs, gates: Mapping[str, bool]) -> None:
     validators: dict[str, Callable[[dict[str, Any], str, _Errs], None]] = {
         "DefaultPreemption": _validate_default_preemption,
@@ -1141,6 +1169,7 @@ def _validate_args(plugin: str, a: dict[str, Any], path: str, errs: _Errs, gates
         "NodeResourcesFit": _validate_node_resources_fit,
         "NodeResourcesBalancedAllocation": _validate_balanced_allocation,
         "NodeAffinity": _validate_node_affinity,
+        "Coscheduling": _validate_coscheduling,
     }
     if plugin in validators:
         validators[plugin](a, path, errs)
@@ -1148,6 +1177,70 @@ def _validate_args(plugin: str, a: dict[str, Any], path: str, errs: _Errs, gates
         _validate_volume_binding(a, path, errs, gates)
     elif plugin == "DynamicResources":
         _validate_dynamic_resources(a, path, errs, gates)
+
+
+# Custom plugins (runtime/registry.py): their classes may offer default_args(args) -> args and
+# validate_args(args) -> list of messages, each starting with a field path relative to the args ("weight: ...",
+# "labels[0]: ..."; ": ..." for the args as a whole).
+
+_CustomHooks = tuple[Callable[[dict[str, Any]], Any] | None, Callable[[dict[str, Any]], Any] | None]
+
+
+def _custom_hooks(implements: Mapping[str, frozenset[str]], name: str) -> _CustomHooks | None:
+    """A custom plugin's (default_args, validate_args), when ``implements`` is the registry's table."""
+    get = getattr(implements, "args_hooks", None)
+    if get is None or name in _ARGS_SCHEMA:
+        return None
+    hooks: _CustomHooks | None = get(name)
+    return hooks
+
+
+def join_field(path: str, message: str) -> str:
+    """``path`` (the args' field path) joined with a message that starts with a relative field path."""
+    if message.startswith(("[", ":")):
+        return path + message
+    return f"{path}.{message}"
+
+
+def _custom_args(
+    name: str, args: Any, hooks: _CustomHooks, path: str, errs: _Errs, *, given: bool = True
+) -> Any:
+    """Defaults then validates a custom plugin's args; problems are added to ``errs``."""
+    default, validate = hooks
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        errs.invalid(path, args, f"args of plugin {_go_quote(name)} must be an object")
+        return args
+
+    def report(message: str) -> None:
+        if given:
+            errs.add(join_field(path, message))
+        else:
+            errs.add(f"{path}: Required value: args of plugin {_go_quote(name)}: {message.lstrip(': ')}")
+
+    if default is not None:
+        try:
+            out = default(copy.deepcopy(args))
+        except Exception as exc:
+            report(f": default_args of plugin {_go_quote(name)} failed: {type(exc).__name__}: {exc}")
+            return args
+        if not isinstance(out, dict):
+            report(f": default_args of plugin {_go_quote(name)} returned {type(out).__name__}, not a dict")
+            return args
+        args = out
+    if validate is not None:
+        try:
+            messages = validate(args)
+        except Exception as exc:
+            report(f": validate_args of plugin {_go_quote(name)} failed: {type(exc).__name__}: {exc}")
+            return args
+        if isinstance(messages, str) or not isinstance(messages, list | tuple):
+            report(f": validate_args of plugin {_go_quote(name)} must return a list of messages")
+            return args
+        for m in messages:
+            report(str(m))
+    return args
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1405,7 +1498,9 @@ def load_config(
     """Loads, defaults and validates a KubeSchedulerConfiguration and builds each profile's plugin lists.
 
     ``source``: None for the default configuration, a path (str or Path) to a YAML/JSON file, or an
-    already parsed dict. ``implements``: every known plugin name -> the extension points it implements.
+    already parsed dict. ``implements``: every known plugin name -> the extension points it implements;
+    when it is the registry's table (``runtime.registry.implements_table()``), the args of enabled custom
+    plugins are defaulted and validated by their classes' ``default_args``/``validate_args``.
     ``features``: feature gate overrides (defaults: ``DEFAULT_FEATURES``, as in v1.35).
     Raises ``ConfigError`` listing every problem found.
     """
@@ -1452,11 +1547,17 @@ def load_config(
             args = pc.get("args", {}) if typed else pc.get("args")
             if typed:
                 args = _default_args(pname, args, gates)
+            elif pname in needed and (hooks := _custom_hooks(implements, pname)) is not None:
+                # a custom plugin: built only when enabled, like upstream's out-of-tree factories
+                args = _custom_args(pname, args, hooks, f"{path}.args", errs)
             items.append(_PluginConfigItem(pname, args, path, typed, True))
         configured = {it.name for it in items}
         for pname in sorted(needed):
             if pname in _ARGS_SCHEMA and pname not in configured:
                 items.append(_PluginConfigItem(pname, _default_args(pname, {}, gates), "", True, False))
+            elif pname not in configured and (hooks := _custom_hooks(implements, pname)) is not None:
+                args = _custom_args(pname, {}, hooks, f"{ppath}.pluginConfig", errs, given=False)
+                items.append(_PluginConfigItem(pname, args, "", False, False))
 
         # validateKubeSchedulerProfile
         if not sched_name:
@@ -1480,8 +1581,8 @@ def load_config(
             detail = _invalid_in_version(it.name)
             if detail:
                 errs.invalid(it.path, it.name, detail)
-            elif it.typed and (it.name != "NodeResourcesFit" or it.name in needed):
-                # NodeResourcesFit args are checked only when the plugin is built (NewFit)
+            elif it.typed and (it.name not in _CHECKED_WHEN_BUILT or it.name in needed):
+                # NodeResourcesFit and Coscheduling args are checked only when the plugin is built
                 _validate_args(it.name, it.args, f"{it.path}.args", errs, gates)
         if sched_name in seen_names:
             errs.add(

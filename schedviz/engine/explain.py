@@ -1717,7 +1717,12 @@ def explain(
             f"the pod waits for its scheduling gates ({gates}); remove them to let it be scheduled"
         )
     if rec.filter_codes is not None:
-        _explain_cycle(ex, analysis, rec, nodes or [], max_suggestions, max_fixes)
+        # the what-if checks re-run PreFilter and Filter: plugins must not change lasting state
+        rp.waiting.dry_run = True
+        try:
+            _explain_cycle(ex, analysis, rec, nodes or [], max_suggestions, max_fixes)
+        finally:
+            rp.waiting.dry_run = False
     ex.checks = analysis.checks
     ex.capped = analysis.capped
     if analysis.capped:

@@ -13,17 +13,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .framework import Code
+from .framework import Code, PermitEvent
 from .runtime.framework import Stage
 
 API_VERSION = "schedviz.io/v1"
 KIND = "ReplayTrace"
 KUBERNETES_VERSION = "v1.35.4"
-TRACE_FORMAT_VERSION = 1
+TRACE_FORMAT_VERSION = 2
 
 NOT_EVALUATED = -1
 
 RESULTS = ("Scheduled", "Unschedulable", "Waiting", "Error", "NotHandled", "Gated")
+
+# A record is a scheduling cycle, or the end of the binding cycle of a pod that waited at Permit.
+SCHEDULING = "Scheduling"
+BINDING = "Binding"
 
 
 @dataclass
@@ -59,6 +63,15 @@ class CycleRecord:
     nominated_node: str | None = None
     post_filter: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    # replay time of the record (seconds since the Unix epoch), its kind, and for a Binding record
+    # the seq of the Scheduling record that left the pod waiting at Permit
+    time: float = 0.0
+    kind: str = SCHEDULING
+    follows: int | None = None
+    permit_events: list[PermitEvent] = field(default_factory=list)
+    # Diagnosis.UnschedulablePlugins of a FitError: the plugins that rejected nodes, and "Extender"
+    # when extenders filtered some out (sorted; empty unless the result is Unschedulable)
+    unschedulable_plugins: list[str] = field(default_factory=list)
 
     def tied_names(self, node_names: list[str]) -> list[str]:
         return [] if self.tied is None else [node_names[i] for i in self.tied.tolist()]
@@ -87,6 +100,18 @@ class ReplayTrace:
                 return c
         raise KeyError(pod)
 
+    def pod_records(self) -> dict[str, tuple[CycleRecord, CycleRecord]]:
+        """Per pod, in queue order: its scheduling record and its final record.
+
+        They differ for a pod that waited at Permit: the final record is the Binding record that
+        bound or released it.
+        """
+        out: dict[str, tuple[CycleRecord, CycleRecord]] = {}
+        for c in self.cycles:
+            first = out.get(c.pod)
+            out[c.pod] = (first[0] if first is not None else c, c)
+        return out
+
     def to_dict(self, *, nodes: bool = True) -> dict[str, Any]:
         return {
             "apiVersion": API_VERSION,
@@ -112,11 +137,27 @@ def _stage(s: Stage) -> dict[str, Any]:
     return out
 
 
+def permit_event_to_dict(e: PermitEvent) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "time": e.time,
+        "pod": e.pod,
+        "action": e.action,
+        "plugin": e.plugin,
+        "node": e.node,
+        "message": e.message,
+    }
+    if e.timeout is not None:
+        out["timeoutSeconds"] = e.timeout
+    return out
+
+
 def cycle_to_dict(
     c: CycleRecord, node_names: list[str], reasons: list[tuple[str, ...]], *, nodes: bool = True
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "seq": c.seq,
+        "kind": c.kind,
+        "time": c.time,
         "pod": c.pod,
         "profile": c.profile,
         "result": c.result,
@@ -134,8 +175,14 @@ def cycle_to_dict(
         "evaluatedNodes": 0 if c.evaluation_order is None else len(c.evaluation_order),
         "stages": [_stage(s) for s in c.stages],
     }
+    if c.follows is not None:
+        out["follows"] = c.follows
+    if c.permit_events:
+        out["permitEvents"] = [permit_event_to_dict(e) for e in c.permit_events]
     if c.post_filter:
         out["postFilter"] = c.post_filter
+    if c.unschedulable_plugins:
+        out["unschedulablePlugins"] = c.unschedulable_plugins
     if c.error:
         out["error"] = c.error
     if nodes:

@@ -482,7 +482,8 @@ def _zip_members(data: bytes, archive: str, limits: Limits, ing: _Ingest) -> lis
         declared = 0
         for info in infos:
             member = info.filename
-            why = _unsafe_name(member)
+            is_dir = member.endswith("/")  # ZipInfo.is_dir() fails on an empty name
+            why = _unsafe_name(member) if member else "empty member name"
             mode = info.external_attr >> 16
             kind = stat.S_IFMT(mode)
             if why is None:
@@ -490,12 +491,12 @@ def _zip_members(data: bytes, archive: str, limits: Limits, ing: _Ingest) -> lis
                     why = "symbolic link"
                 elif kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
                     why = "device or special file"
-                elif info.flag_bits & 0x1 and not info.is_dir():
+                elif info.flag_bits & 0x1 and not is_dir:
                     why = "encrypted"
             if why is not None:
                 ing.problems.add(Problem(document=_display(member), message=f"archive member refused: {why}"))
                 continue
-            if info.is_dir() or not _is_manifest(member):
+            if is_dir or not _is_manifest(member):
                 continue
             declared += info.file_size
             if declared > limits.max_decompressed_bytes:

@@ -44,9 +44,9 @@ def create_snapshot(
             problems = getattr(exc, "problems", None) or [str(exc)]
             raise UploadError.from_messages("config", problems) from None
     content_hash = parsed.content_hash if config is parsed.config else _rehash(parsed.content_hash, config)
-    existing = Snapshot.objects.filter(owner=owner, content_hash=content_hash).first()
+    existing = Snapshot.objects.filter(owner=owner, content_hash=content_hash).defer(*BLOBS).first()
     if existing is not None:
-        return existing, False
+        return _shared(existing, team), False
     summary = summarize(parsed.objects)
     counts = summary.get("counts", {})
     snap = Snapshot(
@@ -70,8 +70,21 @@ def create_snapshot(
             snap.save()
     except IntegrityError:
         # the same upload raced in: one snapshot
-        return Snapshot.objects.get(owner=owner, content_hash=content_hash), False
+        return _shared(
+            Snapshot.objects.defer(*BLOBS).get(owner=owner, content_hash=content_hash), team
+        ), False
     return snap, True
+
+
+BLOBS = ("objects_blob", "summary_blob")
+
+
+def _shared(snap: Snapshot, team: Any) -> Snapshot:
+    """The stored snapshot, shared with ``team`` when the upload names one (the owner uploads it again)."""
+    if team is not None and snap.team_id != team.pk:
+        snap.team = team
+        snap.save(update_fields=["team"])
+    return snap
 
 
 def _rehash(base: str, config: dict[str, Any] | None) -> str:

@@ -1,7 +1,21 @@
 from django.apps import AppConfig
+from django.core.exceptions import ImproperlyConfigured
 
 
 class ReplaysConfig(AppConfig):
     name = "schedviz.replays"
     label = "replays"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Custom plugins, before any configuration is validated: SCHEDVIZ_PLUGIN_MODULES, then the
+        # installed "schedviz.plugins" entry points, loaded now so that a broken one stops startup.
+        from django.conf import settings
+
+        from schedviz.engine.runtime import registry
+
+        try:
+            registry.load_modules(getattr(settings, "SCHEDVIZ_PLUGIN_MODULES", []))
+            registry.load_entry_points()
+        except registry.PluginError as exc:
+            raise ImproperlyConfigured(f"custom scheduler plugins: {exc}") from None

@@ -21,7 +21,7 @@ from schedviz.engine.config import load_config
 from schedviz.engine.runtime import registry
 from schedviz.engine.runtime.replay import Replay as EngineReplay
 from schedviz.engine.runtime.replay import ReplayOptions
-from schedviz.engine.trace import CycleRecord
+from schedviz.engine.trace import SCHEDULING, CycleRecord
 from schedviz.ingestion.models import pack
 
 from .models import Cycle, Replay
@@ -112,20 +112,25 @@ def _run(replay: Replay) -> str:
     names = engine.cluster.names
     Replay.objects.filter(pk=replay.pk).update(cycles_total=total, node_names_blob=pack(names))
     replay.cycles_total = total
-    counts: dict[str, int] = {}
+    final: dict[str, str] = {}  # pod -> result of its last record (a Binding record ends a Permit wait)
     batch: list[Cycle] = []
-    done = 0
+    done = records = 0
     for rec in engine.cycles():
-        counts[rec.result] = counts.get(rec.result, 0) + 1
+        final[rec.pod] = rec.result
         batch.append(_row(replay, rec, engine.reasons.items))
-        done += 1
+        records += 1
+        if rec.kind == SCHEDULING:
+            done += 1  # progress counts pods' scheduling cycles, not follow-up Binding records
         if len(batch) >= BATCH:
             if not _flush(replay, batch, done):
                 return _finish(replay, Replay.Status.CANCELLED, "cancelled by request")
             batch = []
     if batch and not _flush(replay, batch, done):
         return _finish(replay, Replay.Status.CANCELLED, "cancelled by request")
-    replay.summary = {"results": counts, "cycles": done, "nodes": len(names)}
+    counts: dict[str, int] = {}
+    for result in final.values():
+        counts[result] = counts.get(result, 0) + 1
+    replay.summary = {"results": counts, "cycles": done, "records": records, "nodes": len(names)}
     return _finish(replay, Replay.Status.SUCCEEDED, "")
 
 

@@ -22,6 +22,10 @@ class NotRerunnable(Exception):
     pass
 
 
+class UnknownPod(LookupError):
+    """The pod named for explain is not in the replay's snapshot."""
+
+
 def _check_config(raw: Any) -> dict[str, Any] | None:
     if raw is None:
         return None
@@ -41,8 +45,12 @@ def start_replay(
     inline_config: Any = None,
     all_nodes: bool = False,
     name: str = "",
+    team: Any = None,
 ) -> Replay:
-    """Create a replay (the configuration copied into it) and queue it."""
+    """Create a replay (the configuration copied into it) and queue it.
+
+    It is shared with ``team`` when given (the caller checks membership), else with the snapshot's team.
+    """
     if configuration is not None:
         config = _check_config(configuration.parsed)
     elif inline_config is not None:
@@ -52,7 +60,7 @@ def start_replay(
     with transaction.atomic():
         replay = Replay.objects.create(
             owner=owner,
-            team=snapshot.team,
+            team=team if team is not None else snapshot.team,
             snapshot=snapshot,
             configuration=configuration,
             config=config,
@@ -144,13 +152,23 @@ def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
     from schedviz.engine.explain import explain as engine_explain
     from schedviz.engine.runtime.replay import ReplayOptions
 
+    # "name" means "default/name", as for kubectl and `schedviz explain`
+    key = pod if "/" in pod else f"default/{pod}"
+    namespace, _, name = key.partition("/")
+    if not namespace or not name or "/" in name:
+        raise ValueError(f"pod: expected namespace/name, got {pod!r}")
     snapshot = replay.snapshot.engine_snapshot()
-    if pod not in {p.key for p in snapshot.pending}:
-        raise KeyError(pod)
+    if not any(p.key == key for p in snapshot.pods):
+        raise UnknownPod(f"pod: no pod {key} in the replay's snapshot")
+    known = {n.name for n in snapshot.nodes}
+    for n in nodes:
+        if n not in known:
+            raise ValueError(f"node: no node {n!r} in the replay's snapshot")
+    # a pod that is not pending (bound or finished) has no cycle: the engine says why (InputError)
     raw = replay.config if replay.config is not None else snapshot.config
     cfg = _load(raw, implements=registry.implements_table())
     ex = engine_explain(
-        snapshot, pod, config=cfg, options=ReplayOptions(all_nodes=bool(replay.options.get("allNodes"))), nodes=nodes
+        snapshot, key, config=cfg, options=ReplayOptions(all_nodes=bool(replay.options.get("allNodes"))), nodes=nodes
     )
     value: dict[str, Any] = ex.to_dict()
     return value

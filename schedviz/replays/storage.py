@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from schedviz.engine.framework import PermitEvent
 from schedviz.engine.runtime.framework import Stage
 from schedviz.engine.trace import CycleRecord
 
@@ -78,6 +79,10 @@ def encode_cycle(rec: CycleRecord, reasons: list[tuple[str, ...]]) -> bytes:
         "nominated_node": rec.nominated_node,
         "post_filter": rec.post_filter,
         "error": rec.error,
+        "time": rec.time,
+        "kind": rec.kind,
+        "follows": rec.follows,
+        "permit_events": [asdict(e) for e in rec.permit_events],
         "reasons": [list(reasons[g]) for g, _ in sorted(local.items(), key=lambda kv: kv[1])],
     }
     buf = io.BytesIO()
@@ -110,6 +115,11 @@ def decode_cycle(blob: bytes) -> tuple[CycleRecord, list[tuple[str, ...]]]:
         nominated_node=header["nominated_node"],
         post_filter=header["post_filter"],
         error=header["error"],
+        # absent from cycles stored before replay time and Permit events
+        time=header.get("time", 0.0),
+        kind=header.get("kind", "Scheduling"),
+        follows=header.get("follows"),
+        permit_events=[PermitEvent(**e) for e in header.get("permit_events", [])],
     )
     for name, a in arrays.items():
         if name in ("filter_codes",):

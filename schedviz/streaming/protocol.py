@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from schedviz.engine.trace import CycleRecord
+from schedviz.engine.trace import CycleRecord, permit_event_to_dict
 
 FILTER_CHUNK = 2000
 NODES_CHUNK = 5000
@@ -57,6 +57,9 @@ def cycle_messages(rec: CycleRecord, reasons: list[tuple[str, ...]], topk: int =
             "type": "cycle.start",
             "pod": rec.pod,
             "profile": rec.profile,
+            "kind": rec.kind,
+            "time": rec.time,
+            "follows": rec.follows,
             "startIndex": rec.start_index,
             "nodesToFind": rec.nodes_to_find,
             "filterPlugins": rec.filter_plugin_names,
@@ -133,6 +136,7 @@ def cycle_messages(rec: CycleRecord, reasons: list[tuple[str, ...]], topk: int =
             "message": rec.message if rec.result != "Scheduled" else None,
             "nominatedNode": rec.nominated_node,
             "error": rec.error,
+            "permitEvents": [permit_event_to_dict(e) for e in rec.permit_events],
         }
     )
     return out

@@ -10,17 +10,32 @@ import yaml
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from schedviz.accounts.models import ApiToken
+from schedviz.accounts.models import ApiToken, Team
 from tests.engine.builders import node, pod
 
 
 @pytest.fixture(autouse=True)
 def _sync_tasks(settings: Any) -> None:
     settings.SCHEDVIZ_TASK_MODE = "sync"
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"uploads": "1000/hour", "user": "100000/hour"},
-    }
+    # test users' passwords: a fast hasher (the default's iterations cost most of a test's setup)
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def throttle_rates(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Generous rates, and no history from other tests.
+
+    DRF's throttles read their rates from a class attribute bound when DRF is imported, so overriding
+    the REST_FRAMEWORK setting alone does not change them: the attribute is replaced here. Tests may
+    change the returned dict.
+    """
+    from django.core.cache import cache
+    from rest_framework.throttling import SimpleRateThrottle
+
+    rates = {"uploads": "1000/hour", "user": "100000/hour"}
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", rates)
+    cache.clear()
+    return rates
 
 
 @pytest.fixture
@@ -49,6 +64,19 @@ def client_for(user: User) -> APIClient:
 
 
 @pytest.fixture
+def carol(make_user: Callable[[str], User]) -> User:
+    return make_user("carol")
+
+
+@pytest.fixture
+def team(alice: User, bob: User) -> Team:
+    """A team of alice and bob (not carol)."""
+    t = Team.objects.create(name="platform")
+    t.members.add(alice, bob)
+    return t
+
+
+@pytest.fixture
 def api(alice: User) -> APIClient:
     return client_for(alice)
 
@@ -58,11 +86,32 @@ def other_api(bob: User) -> APIClient:
     return client_for(bob)
 
 
+@pytest.fixture
+def carol_api(carol: User) -> APIClient:
+    return client_for(carol)
+
+
+def error_of(response: Any, status: int) -> dict[str, Any]:
+    """The ``error`` object of an answer, after checking its status and the stable error shape."""
+    assert response.status_code == status, (response.status_code, response.content[:500])
+    body = response.json()
+    assert set(body) == {"error"}, body
+    assert set(body["error"]) == {"code", "message", "details"}, body
+    assert isinstance(body["error"]["code"], str) and isinstance(body["error"]["message"], str)
+    err: dict[str, Any] = body["error"]
+    return err
+
+
 def cluster_yaml(extra_pods: int = 0) -> str:
     items: list[dict[str, Any]] = [
         node("small", cpu="2", labels={"topology.kubernetes.io/zone": "a"}),
         node("large", cpu="8", labels={"topology.kubernetes.io/zone": "b"}),
-        node("tainted", cpu="8", labels={"topology.kubernetes.io/zone": "a"}, taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}]),
+        node(
+            "tainted",
+            cpu="8",
+            labels={"topology.kubernetes.io/zone": "a"},
+            taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}],
+        ),
         pod("running", node_name="small", cpu="1"),
         pod("web", cpu="500m", created="2026-01-01T00:00:01Z"),
         pod("huge", cpu="16", created="2026-01-01T00:00:02Z"),

@@ -63,6 +63,16 @@ export interface RequestOptions {
 }
 
 async function request<T>(method: string, url: string, body?: unknown, opts: RequestOptions = {}): Promise<T> {
+  return (await requestWithStatus<T>(method, url, body, opts)).data;
+}
+
+/** The answer's status too (e.g. 201 created against 200 already stored). */
+export async function requestWithStatus<T>(
+  method: string,
+  url: string,
+  body?: unknown,
+  opts: RequestOptions = {},
+): Promise<{ status: number; data: T }> {
   const headers: Record<string, string> = { Accept: "application/json" };
   let payload: BodyInit | undefined;
   if (body instanceof FormData) {
@@ -80,15 +90,15 @@ async function request<T>(method: string, url: string, body?: unknown, opts: Req
     throw new ApiError(0, "network", "The server could not be reached. Check your connection and try again.");
   }
   if (!res.ok) throw await toError(res);
-  if (res.status === 204) return undefined as T;
+  if (res.status === 204) return { status: 204, data: undefined as T };
   const type = res.headers.get("content-type") ?? "";
   if (!type.includes("json")) {
     if (res.url.includes("/accounts/login/")) {
       throw new ApiError(401, "not_authenticated", "Your session has ended: sign in again.");
     }
-    return (await res.text()) as T;
+    return { status: res.status, data: (await res.text()) as T };
   }
-  return (await res.json()) as T;
+  return { status: res.status, data: (await res.json()) as T };
 }
 
 export const api = {

@@ -26,6 +26,7 @@ from .interfaces import (
 )
 from .status import Code, Status
 from .verdicts import Verdicts
+from .waiting import Clock, PermitEvent, WaitingPod, WaitingPods
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -34,12 +35,14 @@ __all__ = [
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
     "BindPlugin",
+    "Clock",
     "Code",
     "CycleState",
     "FilterPlugin",
     "Handle",
     "NodeToStatus",
     "NormalizeScorePlugin",
+    "PermitEvent",
     "PermitPlugin",
     "Plugin",
     "PostBindPlugin",
@@ -55,4 +58,6 @@ __all__ = [
     "ScorePlugin",
     "Status",
     "Verdicts",
+    "WaitingPod",
+    "WaitingPods",
 ]

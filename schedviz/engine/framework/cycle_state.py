@@ -7,6 +7,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..cluster import ClusterState
 
+# Set by the runtime when a nodeCacheCapable=false filter extender answered with node objects: a
+# bool array over the cluster's nodes marking those whose NodeInfo upstream rebuilt from the answer
+# (HTTPExtender.Filter: framework.NewNodeInfo + SetNode), so Score plugins see no pods, no requested
+# resources and no image states on them (v1.35; kubernetes/kubernetes#141781).
+BARE_NODE_INFOS = "Extender/bareNodeInfos"
+
 
 class CycleState:
     """Per-cycle key/value store, plus the cluster snapshot the cycle runs against."""
@@ -17,6 +23,13 @@ class CycleState:
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         self.skip_pre_bind_plugins: set[str] = set()
+        # What plugins add to the trace: (extension point, plugin) -> details, which the runtime
+        # moves into that call's Stage.details when the cycle ends (docs/trace-format.md).
+        self.stage_details: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def record_details(self, point: str, plugin: str, details: dict[str, Any]) -> None:
+        """Add ``details`` (JSON-ready) to the trace's stage of ``plugin`` at ``point`` in this cycle."""
+        self.stage_details.setdefault((point, plugin), {}).update(details)
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value

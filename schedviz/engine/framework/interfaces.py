@@ -16,6 +16,7 @@ import numpy.typing as npt
 from .cycle_state import CycleState
 from .status import Status
 from .verdicts import Verdicts
+from .waiting import Clock, WaitingPod, WaitingPods
 
 if TYPE_CHECKING:
     from ..cluster import ClusterState
@@ -36,9 +37,47 @@ class Handle:
         # The profile's runtime (runtime.framework.Framework), set once it is built; PostFilter
         # plugins use it to re-run PreFilter and Filter on a modified cluster.
         self.framework: Any = None
+        # Pods waiting at Permit, shared by every profile, and the replay clock (framework/waiting.py);
+        # the replay replaces this map with its own.
+        self.waiting_pods: WaitingPods = WaitingPods()
+        # Every non-terminal pod of the snapshot, pending or bound: what the scheduler's pod informer
+        # lists (plugins that list pods by label, as Coscheduling does, read it). Set by the replay.
+        self.pods: list[Pod] = []
+        # The scheduler's extenders (runtime.extenders.HTTPExtender, in upstream's order), shared by
+        # every profile (Handle.Extenders); DefaultPreemption consults them. Set by the replay.
+        self.extenders: list[Any] = []
 
     def feature(self, name: str) -> bool:
         return self.features.get(name, False)
+
+    # ----- replay time and waiting pods (framework.go IterateOverWaitingPods, GetWaitingPod, ...) ---
+    @property
+    def clock(self) -> Clock:
+        return self.waiting_pods.clock
+
+    def now(self) -> float:
+        """The replay time, in seconds since the Unix epoch (what a plugin's time.Now() reads)."""
+        return self.waiting_pods.clock.now()
+
+    @property
+    def dry_run(self) -> bool:
+        """True while the replay previews a cycle: plugins must not change state that outlives it."""
+        return self.waiting_pods.dry_run
+
+    def iterate_over_waiting_pods(self) -> list[WaitingPod]:
+        """The pods waiting at Permit, in the order they started waiting."""
+        return list(self.waiting_pods)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject a waiting pod (plugin "", message "removed"); False when no such pod waits."""
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
 
 
 @dataclass

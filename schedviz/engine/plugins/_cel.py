@@ -1,17 +1,31 @@
-"""A small evaluator for the CEL expressions of DRA device selectors.
+"""The CEL expressions of DRA device selectors, evaluated with cel-python (PyPI ``cel-python``,
+module ``celpy``) plus the Kubernetes parts of the environment they run in.
 
-dynamic-resource-allocation/cel/compile.go gives an expression one variable, ``device``, with
-``driver`` (string), ``attributes`` and ``capacity`` (maps domain -> id -> value; a missing domain
-is an empty map, a missing id is the runtime error "no such key"). This module covers the part of
-CEL such selectors use: literals, ``.``/``[]`` access, ``has()``, the logical, relational,
-arithmetic and ``in`` operators, ``?:``, lists, the string methods, ``size``, and the Kubernetes
-``quantity()`` and ``semver()`` libraries with their methods. Errors follow CEL: ``&&``/``||``
-absorb an error when the other side decides, comparisons of unrelated types raise "no such
-overload". Anything outside that subset raises :class:`CelUnsupported` at compile time.
+dynamic-resource-allocation/cel/compile.go compiles a selector in Kubernetes' base CEL environment
+(apiserver/pkg/cel/environment/base.go) with one variable, ``device``: ``driver`` (string),
+``attributes`` and ``capacity`` (maps domain -> id -> value; a missing domain reads as an empty
+map, a missing id is the runtime error "no such key"). celpy parses and interprets the expression;
+this module adds what cel-go and Kubernetes bring on top of it:
+
+- a compile-time check in the manner of cel-go's type-checker: undeclared variables, unknown
+  functions, fields ``device`` does not have, ``has()`` without a field selection
+  (:class:`CelCompileError`); valid CEL that is not available here raises :class:`CelUnsupported`
+  (two-variable comprehensions, optional types, the URL, IP, CIDR and format libraries);
+- cel-go's operators where celpy differs: heterogeneous equality (``"a" == 1`` is false) and the
+  cross-type numeric comparisons Kubernetes enables (``1 < 1.5``, ``1 == 1.0``);
+- the Kubernetes libraries selectors use: ``quantity()`` and ``semver()`` with their methods, the
+  lists library (``isSorted``, ``sum``, ``max``, ``indexOf`` ...), regex (``find``, ``findAll``), the
+  cel-go string extensions (v2: ``lowerAscii``, ``split``, ``substring`` ...), ``sets.*`` and
+  ``cel.bind``;
+- runtime errors worded as cel-go words them ("no such key: memoryGiB", "no such overload",
+  "division by zero").
 """
 
 from __future__ import annotations
 
+import functools
+import logging
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,10 +33,19 @@ from decimal import Decimal
 from functools import total_ordering
 from typing import Any
 
+import celpy
+import lark
+from celpy import celtypes as ct
+from celpy.celparser import CELParseError
+from celpy.evaluation import CELEvalError
+
 from .. import quantity as qty
 from ..errors import InputError
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+# celpy logs some evaluation problems at ERROR level; SchedViz reports CEL errors in its own words.
+logging.getLogger("celpy").setLevel(logging.CRITICAL)
 
 
 class CelError(Exception):
@@ -30,15 +53,27 @@ class CelError(Exception):
 
 
 class CelCompileError(Exception):
-    """The expression does not compile (syntax, unknown variable)."""
+    """The expression does not compile (syntax, unknown variable or function, unknown field).
+
+    ``stage`` is how compile.go introduces the problem: "compilation failed: " for the checker's
+    issues, nothing for a result that is not a bool."""
+
+    def __init__(self, message: str, stage: str = "compilation failed: ") -> None:
+        super().__init__(message)
+        self.stage = stage
 
 
 class CelUnsupported(Exception):
-    """Valid CEL that this evaluator does not implement."""
+    """Valid CEL (in Kubernetes' environment) that SchedViz does not evaluate."""
+
+
+# ----- Kubernetes' quantity and semver values ----------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Quantity:
+    """apiserver/pkg/cel Quantity: a resource.Quantity."""
+
     value: Decimal
 
     def cmp(self, other: Quantity) -> int:
@@ -48,6 +83,8 @@ class Quantity:
 @total_ordering
 @dataclass(frozen=True)
 class Semver:
+    """apiserver/pkg/cel Semver (blang/semver): precedence ignores build metadata."""
+
     major: int
     minor: int
     patch: int
@@ -84,7 +121,11 @@ class Semver:
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 
 
-def parse_semver(text: str) -> Semver | None:
+def parse_semver(text: str, normalize: bool = False) -> Semver | None:
+    """semver.Parse; with ``normalize`` (semver(s, true)) a leading "v" is dropped, missing minor and
+    patch numbers become 0 and leading zeros are removed first (library/semverlib.go)."""
+    if normalize:
+        text = _normalize_semver(text)
     m = _SEMVER.match(text)
     if m is None:
         return None
@@ -92,117 +133,102 @@ def parse_semver(text: str) -> Semver | None:
     return Semver(int(m.group(1)), int(m.group(2)), int(m.group(3)), pre)
 
 
-class _DefaultMap(dict[str, Any]):
-    """compile.go's mapper: a missing domain reads as an empty map."""
+def _normalize_semver(text: str) -> str:
+    text = text[1:] if text.startswith("v") else text
+    core, sep, rest = text, "", ""
+    for i, ch in enumerate(text):
+        if ch in "-+":
+            core, sep, rest = text[:i], ch, text[i + 1 :]
+            break
+    parts = core.split(".")
+    if len(parts) > 3:
+        return text
+    parts += ["0"] * (3 - len(parts))
+    parts = [p.lstrip("0") or "0" if p.isdigit() else p for p in parts]
+    return ".".join(parts) + (sep + rest if sep else "")
 
 
-# ----- tokens ---------------------------------------------------------------------------------
-
-_TOKEN = re.compile(
-    r"""
-    (?P<ws>\s+)
-  | (?P<float>(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)
-  | (?P<hex>0[xX][0-9a-fA-F]+[uU]?)
-  | (?P<int>\d+[uU]?)
-  | (?P<str>[rR]?(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<op>\|\||&&|==|!=|<=|>=|[<>!+\-*/%?:.,\[\](){}])
-    """,
-    re.VERBOSE,
-)
-_ESCAPES = {
-    "n": "\n",
-    "t": "\t",
-    "r": "\r",
-    "\\": "\\",
-    '"': '"',
-    "'": "'",
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "v": "\v",
-}
+# ----- values ---------------------------------------------------------------------------------------
 
 
-def _unquote(tok: str) -> str:
-    raw = tok[0] in "rR"
-    body = tok[2:-1] if raw else tok[1:-1]
-    if raw:
-        return body
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch != "\\":
-            out.append(ch)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt in _ESCAPES:
-            out.append(_ESCAPES[nxt])
-            i += 2
-        elif nxt == "u":
-            out.append(chr(int(body[i + 2 : i + 6], 16)))
-            i += 6
-        elif nxt == "x":
-            out.append(chr(int(body[i + 2 : i + 4], 16)))
-            i += 4
-        else:
-            raise CelCompileError(f"invalid escape sequence \\{nxt}")
-    return "".join(out)
+class _DomainMap(ct.MapType):
+    """compile.go's mapper: a domain the device has no entries for reads as an empty map."""
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str) and not dict.__contains__(self, key):
+            return ct.MapType()
+        return super().__getitem__(key)
 
 
-def _tokenize(text: str) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            raise CelCompileError(f"Syntax error: token recognition error at: '{text[pos]}'")
-        kind = m.lastgroup or ""
-        if kind != "ws":
-            out.append((kind, m.group()))
-        pos = m.end()
-    out.append(("eof", ""))
-    return out
+class _Namespace:
+    """The receiver of namespaced functions (``sets.contains(...)``): celpy reads ``sets`` as a variable."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
-# ----- AST: closures over an environment ------------------------------------------------------
+_SETS = _Namespace("sets")
 
-Env = Mapping[str, Any]
-Node = Callable[[Env], Any]
 
-_KEYWORDS = {"true": True, "false": False, "null": None}
-_RESERVED = {
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-}
+def _to_cel(v: Any) -> Any:
+    if isinstance(v, bool):
+        return ct.BoolType(v)
+    if isinstance(v, int):
+        return ct.IntType(v)
+    if isinstance(v, float):
+        return ct.DoubleType(v)
+    if isinstance(v, str):
+        return ct.StringType(v)
+    if isinstance(v, list):
+        return ct.ListType([_to_cel(x) for x in v])
+    if isinstance(v, dict) and not isinstance(v, ct.MapType):
+        return ct.MapType({_to_cel(k): _to_cel(x) for k, x in v.items()})
+    return v
+
+
+def device_env(driver: str, attributes: Mapping[str, Any], capacity: Mapping[str, Any]) -> dict[str, Any]:
+    """The variables of compile.go DeviceMatches: ``device`` with driver, and attributes and capacity
+    by domain, then id (a name without a domain belongs to the driver's domain)."""
+    by_domain: dict[str, dict[Any, Any]] = {}
+    for name, value in attributes.items():
+        domain, ident = _split_qualified(name, driver)
+        by_domain.setdefault(domain, {})[ct.StringType(ident)] = _to_cel(value)
+    attrs = _DomainMap({ct.StringType(d): ct.MapType(v) for d, v in by_domain.items()})
+    by_domain = {}
+    for name, value in capacity.items():
+        domain, ident = _split_qualified(name, driver)
+        by_domain.setdefault(domain, {})[ct.StringType(ident)] = value
+    caps = _DomainMap({ct.StringType(d): ct.MapType(v) for d, v in by_domain.items()})
+    device = ct.MapType(
+        {
+            ct.StringType("driver"): ct.StringType(driver),
+            ct.StringType("attributes"): attrs,
+            ct.StringType("capacity"): caps,
+        }
+    )
+    return {"device": device, "sets": _SETS}
+
+
+def _split_qualified(name: str, default_domain: str) -> tuple[str, str]:
+    if "/" in name:
+        domain, _, ident = name.partition("/")
+        return domain, ident
+    return default_domain, name
 
 
 def _type_name(v: Any) -> str:
-    if isinstance(v, bool):
+    if isinstance(v, (bool, ct.BoolType)):
         return "bool"
+    if isinstance(v, ct.UintType):
+        return "uint"
     if isinstance(v, int):
         return "int"
     if isinstance(v, float):
         return "double"
     if isinstance(v, str):
         return "string"
+    if isinstance(v, bytes):
+        return "bytes"
     if v is None:
         return "null_type"
     if isinstance(v, list):
@@ -216,555 +242,808 @@ def _type_name(v: Any) -> str:
     return type(v).__name__
 
 
-def _no_overload() -> CelError:
-    return CelError("no such overload")
+# ----- functions -----------------------------------------------------------------------------------
 
 
-def _check_int(v: int) -> int:
-    if v < INT64_MIN or v > INT64_MAX:
-        raise CelError("integer overflow")
-    return v
+class _NoOverload(Exception):
+    pass
+
+
+def _error(message: str) -> CELEvalError:
+    return CELEvalError(message, CelError, (message,))
+
+
+def _cel_function(f: Callable[..., Any]) -> Callable[..., Any]:
+    """A function celpy can call: an error argument is the result, exceptions become error values."""
+
+    @functools.wraps(f)
+    def run(*args: Any) -> Any:
+        for a in args:
+            if isinstance(a, CELEvalError):
+                return a
+        try:
+            return f(*args)
+        except _NoOverload:
+            return _error("no such overload")
+        except CelError as exc:
+            return _error(str(exc))
+
+    return run
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, (bool, ct.BoolType))
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not _is_bool(v)
+
+
+def _num_cmp(a: Any, b: Any) -> int:
+    """Cross-type numeric comparison (exact for int against double)."""
+    if isinstance(a, float) or isinstance(b, float):
+        fa, fb = float(a), float(b)
+        if math.isnan(fa) or math.isnan(fb):
+            raise _NoOverload()
+        if isinstance(a, int) and not math.isinf(fb):
+            return (Decimal(a) > Decimal(fb)) - (Decimal(a) < Decimal(fb))
+        if isinstance(b, int) and not math.isinf(fa):
+            return (Decimal(fa) > Decimal(b)) - (Decimal(fa) < Decimal(b))
+        return (fa > fb) - (fa < fb)
+    return (int(a) > int(b)) - (int(a) < int(b))
 
 
 def _equal(a: Any, b: Any) -> bool:
-    num = (int, float)
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, num) and isinstance(b, num):
-        return a == b
+    """cel-go's heterogeneous equality: values of unrelated types are unequal, numbers compare by value."""
+    if _is_bool(a) or _is_bool(b):
+        return _is_bool(a) and _is_bool(b) and bool(a) == bool(b)
+    if _is_num(a) and _is_num(b):
+        try:
+            return _num_cmp(a, b) == 0
+        except _NoOverload:
+            return False
+    if isinstance(a, str) and isinstance(b, str):
+        return str(a) == str(b)
+    if isinstance(a, bytes) and isinstance(b, bytes):
+        return bytes(a) == bytes(b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        if len(a) != len(b):
+            return False
+        for k, v in a.items():
+            match = [bk for bk in b if _equal(k, bk)]
+            if not match or not _equal(v, b[match[0]]):
+                return False
+        return True
+    if isinstance(a, Quantity) and isinstance(b, Quantity):
+        return a.cmp(b) == 0
+    if isinstance(a, Semver) and isinstance(b, Semver):
+        return a.cmp(b) == 0
+    if a is None or b is None or isinstance(a, ct.NullType) or isinstance(b, ct.NullType):
+        return (a is None or isinstance(a, ct.NullType)) and (b is None or isinstance(b, ct.NullType))
     if type(a) is not type(b):
         return False
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    if isinstance(a, Quantity):
-        return a.cmp(b) == 0
     return bool(a == b)
 
 
 def _compare(a: Any, b: Any) -> int:
-    num = (int, float)
-    if isinstance(a, bool) and isinstance(b, bool):
-        return (a > b) - (a < b)
-    if isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) and not isinstance(b, bool):
-        return (a > b) - (a < b)
+    if _is_bool(a) and _is_bool(b):
+        return (bool(a) > bool(b)) - (bool(a) < bool(b))
+    if _is_num(a) and _is_num(b):
+        return _num_cmp(a, b)
     if isinstance(a, str) and isinstance(b, str):
-        return (a > b) - (a < b)
-    raise _no_overload()
+        return (str(a) > str(b)) - (str(a) < str(b))
+    if isinstance(a, bytes) and isinstance(b, bytes):
+        return (bytes(a) > bytes(b)) - (bytes(a) < bytes(b))
+    if (isinstance(a, ct.DurationType) and isinstance(b, ct.DurationType)) or (
+        isinstance(a, ct.TimestampType) and isinstance(b, ct.TimestampType)
+    ):
+        x: Any = a
+        return int((x > b) - (x < b))
+    raise _NoOverload()
 
 
-def _arith(op: str, a: Any, b: Any) -> Any:
-    if isinstance(a, bool) or isinstance(b, bool):
-        raise _no_overload()
-    if isinstance(a, int) and isinstance(b, int):
-        if op == "+":
-            return _check_int(a + b)
-        if op == "-":
-            return _check_int(a - b)
-        if op == "*":
-            return _check_int(a * b)
-        if b == 0:
-            raise CelError("division by zero" if op == "/" else "modulus by zero")
-        q = abs(a) // abs(b)
-        q = q if (a >= 0) == (b > 0) else -q
-        return _check_int(q) if op == "/" else a - b * q
-    if isinstance(a, float) and isinstance(b, float):
-        if op == "%":
-            raise _no_overload()
-        if op == "/":
-            return a / b if b != 0 else (float("inf") if a > 0 else float("-inf") if a < 0 else float("nan"))
-        return a + b if op == "+" else a - b if op == "-" else a * b
-    if op == "+" and isinstance(a, str) and isinstance(b, str):
-        return a + b
-    if op == "+" and isinstance(a, list) and isinstance(b, list):
-        return a + b
-    raise _no_overload()
+def _relation(test: Callable[[int], bool]) -> Callable[..., Any]:
+    return _cel_function(lambda a, b: ct.BoolType(test(_compare(a, b))))
 
 
-def _index(container: Any, key: Any) -> Any:
-    if isinstance(container, dict):
-        if isinstance(key, (str, int, bool)) and key in container:
-            return container[key]
-        if isinstance(container, _DefaultMap):
-            return {}
-        raise CelError(f"no such key: {key}")
+def _in(item: Any, container: Any) -> Any:
     if isinstance(container, list):
-        if isinstance(key, bool) or not isinstance(key, (int, float)):
-            raise _no_overload()
-        if isinstance(key, float) and not key.is_integer():
-            raise CelError(f"unsupported index value {key} in list")
-        i = int(key)
-        if i < 0 or i >= len(container):
-            raise CelError(f"index out of bounds: {i}")
-        return container[i]
-    raise _no_overload()
-
-
-def _select(container: Any, name: str) -> Any:
+        return ct.BoolType(any(_equal(item, x) for x in container))
     if isinstance(container, dict):
-        return _index(container, name)
-    raise CelError(f"no such key: {name}")
+        return ct.BoolType(any(_equal(item, k) for k in container))
+    raise _NoOverload()
 
 
-def _to_quantity(v: Any) -> Quantity:
+# quantity ------------------------------------------------------------------------------------------
+
+# resource.ErrFormatWrong
+_QUANTITY_FORMAT = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+
+
+def _parse_quantity(v: Any) -> Quantity:
     if not isinstance(v, str):
-        raise _no_overload()
+        raise _NoOverload()
     try:
-        return Quantity(qty.parse(v))
+        return Quantity(qty.parse(str(v)))
     except InputError:
-        raise CelError(f"invalid quantity: {v!r}") from None
+        raise CelError(_QUANTITY_FORMAT) from None
 
 
-def _to_semver(v: Any) -> Semver:
-    if not isinstance(v, str):
-        raise _no_overload()
-    s = parse_semver(v)
+def _is_quantity(v: Any) -> Any:
+    try:
+        _parse_quantity(v)
+    except CelError:
+        return ct.BoolType(False)
+    return ct.BoolType(True)
+
+
+def _check_int(v: int) -> Any:
+    if v < INT64_MIN or v > INT64_MAX:
+        raise CelError("integer overflow")
+    return ct.IntType(v)
+
+
+def _quantity_arg(v: Any) -> Quantity:
+    if isinstance(v, Quantity):
+        return v
+    if isinstance(v, int) and not _is_bool(v) and not isinstance(v, ct.UintType):
+        return Quantity(Decimal(int(v)))
+    raise _NoOverload()
+
+
+# semver --------------------------------------------------------------------------------------------
+
+
+def _parse_semver(v: Any, normalize: Any = False) -> Semver:
+    if not isinstance(v, str) or not _is_bool(normalize):
+        raise _NoOverload()
+    s = parse_semver(str(v), bool(normalize))
     if s is None:
-        raise CelError(f"could not parse {v!r} as a semantic version")
+        raise CelError(f"could not parse {str(v)!r} as a semantic version")
     return s
 
 
-def _global(name: str, args: list[Any]) -> Any:
-    if name == "size" and len(args) == 1:
-        return _method(args[0], "size", [])
-    if name == "quantity" and len(args) == 1:
-        return _to_quantity(args[0])
-    if name == "isQuantity" and len(args) == 1:
-        try:
-            _to_quantity(args[0])
-        except CelError:
-            return False
-        return True
-    if name == "semver" and len(args) in (1, 2):
-        return _to_semver(args[0])
-    if name == "isSemver" and len(args) in (1, 2):
-        return isinstance(args[0], str) and parse_semver(args[0]) is not None
-    if name == "int" and len(args) == 1:
-        v = args[0]
-        if isinstance(v, bool):
-            raise _no_overload()
-        if isinstance(v, int):
-            return v
-        if isinstance(v, float):
-            return _check_int(int(v))
-        if isinstance(v, str):
-            try:
-                return _check_int(int(v, 10))
-            except ValueError:
-                raise CelError(f"cannot convert {v!r} to int") from None
-        raise _no_overload()
-    if name == "double" and len(args) == 1:
-        v = args[0]
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return float(v)
-        if isinstance(v, str):
-            try:
-                return float(v)
-            except ValueError:
-                raise CelError(f"cannot convert {v!r} to double") from None
-        raise _no_overload()
-    if name == "string" and len(args) == 1:
-        v = args[0]
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, (int, float, str)):
-            return str(v)
-        raise _no_overload()
-    raise CelUnsupported(f"function {name}/{len(args)}")
+def _is_semver(v: Any, normalize: Any = False) -> Any:
+    if not isinstance(v, str) or not _is_bool(normalize):
+        raise _NoOverload()
+    return ct.BoolType(parse_semver(str(v), bool(normalize)) is not None)
 
 
-def _method(target: Any, name: str, args: list[Any]) -> Any:
-    if name == "size" and not args:
-        if isinstance(target, (str, list, dict)):
-            return len(target)
-        raise _no_overload()
+# methods shared by several receiver types ----------------------------------------------------------
+
+
+def _compare_to(a: Any, b: Any) -> Any:
+    if isinstance(a, Quantity) and isinstance(b, Quantity):
+        return ct.IntType(a.cmp(b))
+    if isinstance(a, Semver) and isinstance(b, Semver):
+        return ct.IntType(a.cmp(b))
+    raise _NoOverload()
+
+
+def _index_of(target: Any, item: Any, offset: Any = None) -> Any:
     if isinstance(target, str):
-        if (
-            name in ("startsWith", "endsWith", "contains", "matches")
-            and len(args) == 1
-            and isinstance(args[0], str)
-        ):
-            a = args[0]
-            if name == "startsWith":
-                return target.startswith(a)
-            if name == "endsWith":
-                return target.endswith(a)
-            if name == "contains":
-                return a in target
-            return re.search(a, target) is not None
-        if name == "lowerAscii" and not args:
-            return target.lower()
-        if name == "upperAscii" and not args:
-            return target.upper()
-        raise _no_overload()
-    if isinstance(target, Quantity):
-        if name in ("compareTo", "isGreaterThan", "isLessThan", "add", "sub") and len(args) == 1:
-            other = args[0]
-            if isinstance(other, int) and not isinstance(other, bool) and name in ("add", "sub"):
-                other = Quantity(Decimal(other))
-            if not isinstance(other, Quantity):
-                raise _no_overload()
-            if name == "add":
-                return Quantity(target.value + other.value)
-            if name == "sub":
-                return Quantity(target.value - other.value)
-            c = target.cmp(other)
-            return c if name == "compareTo" else (c > 0 if name == "isGreaterThan" else c < 0)
+        if not isinstance(item, str):
+            raise _NoOverload()
+        start = _offset(target, offset)
+        return ct.IntType(str(target).find(str(item), start))
+    if isinstance(target, list) and offset is None:
+        for i, x in enumerate(target):
+            if _equal(x, item):
+                return ct.IntType(i)
+        return ct.IntType(-1)
+    raise _NoOverload()
+
+
+def _last_index_of(target: Any, item: Any, offset: Any = None) -> Any:
+    if isinstance(target, str):
+        if not isinstance(item, str):
+            raise _NoOverload()
+        text = str(target)
+        if offset is None:
+            return ct.IntType(text.rfind(str(item)))
+        end = _offset(text, offset)
+        return ct.IntType(text.rfind(str(item), 0, end + len(item)))
+    if isinstance(target, list) and offset is None:
+        for i in range(len(target) - 1, -1, -1):
+            if _equal(target[i], item):
+                return ct.IntType(i)
+        return ct.IntType(-1)
+    raise _NoOverload()
+
+
+def _offset(text: str, offset: Any) -> int:
+    if offset is None:
+        return 0
+    if not isinstance(offset, int) or _is_bool(offset):
+        raise _NoOverload()
+    if offset < 0 or offset > len(text):
+        raise CelError(f"index out of range: {int(offset)}")
+    return int(offset)
+
+
+def _contains(target: Any, *args: Any) -> Any:
+    if target is _SETS and len(args) == 2:
+        a, b = args
+        if not isinstance(a, list) or not isinstance(b, list):
+            raise _NoOverload()
+        return ct.BoolType(all(any(_equal(x, y) for y in a) for x in b))
+    if isinstance(target, str) and len(args) == 1 and isinstance(args[0], str):
+        return ct.BoolType(str(args[0]) in str(target))
+    raise _NoOverload()
+
+
+def _sets_equivalent(target: Any, a: Any, b: Any) -> Any:
+    if target is not _SETS or not isinstance(a, list) or not isinstance(b, list):
+        raise _NoOverload()
+    return ct.BoolType(
+        all(any(_equal(x, y) for y in b) for x in a) and all(any(_equal(x, y) for y in a) for x in b)
+    )
+
+
+def _sets_intersects(target: Any, a: Any, b: Any) -> Any:
+    if target is not _SETS or not isinstance(a, list) or not isinstance(b, list):
+        raise _NoOverload()
+    return ct.BoolType(any(_equal(x, y) for x in a for y in b))
+
+
+def _str_method(f: Callable[..., Any]) -> Callable[..., Any]:
+    def run(target: Any, *args: Any) -> Any:
+        if not isinstance(target, str):
+            raise _NoOverload()
+        return f(str(target), *args)
+
+    return run
+
+
+def _char_at(text: str, i: Any) -> Any:
+    if not isinstance(i, int) or _is_bool(i):
+        raise _NoOverload()
+    if i < 0 or i > len(text):
+        raise CelError(f"index out of range: {int(i)}")
+    return ct.StringType(text[i : i + 1])
+
+
+def _ascii_case(upper: bool) -> Callable[[str], Any]:
+    def run(text: str) -> Any:
+        return ct.StringType("".join((c.upper() if upper else c.lower()) if c.isascii() else c for c in text))
+
+    return run
+
+
+def _replace(text: str, old: Any, new: Any, n: Any = -1) -> Any:
+    if not isinstance(old, str) or not isinstance(new, str) or not isinstance(n, int) or _is_bool(n):
+        raise _NoOverload()
+    return ct.StringType(text.replace(str(old), str(new), int(n) if n >= 0 else -1))
+
+
+def _split(text: str, sep: Any, n: Any = -1) -> Any:
+    if not isinstance(sep, str) or not isinstance(n, int) or _is_bool(n):
+        raise _NoOverload()
+    if n == 0:
+        return ct.ListType([])
+    if sep == "":
+        parts = list(text)
+        if n > 0 and len(parts) > n:
+            parts = [*parts[: n - 1], "".join(parts[n - 1 :])]
+    else:
+        parts = text.split(str(sep), int(n) - 1 if n > 0 else -1)
+    return ct.ListType([ct.StringType(p) for p in parts])
+
+
+def _substring(text: str, start: Any, end: Any = None) -> Any:
+    for v in (start, end):
+        if v is not None and (not isinstance(v, int) or _is_bool(v)):
+            raise _NoOverload()
+    stop = len(text) if end is None else int(end)
+    if start < 0 or start > len(text):
+        raise CelError(f"index out of range: {int(start)}")
+    if stop < 0 or stop > len(text):
+        raise CelError(f"index out of range: {stop}")
+    if start > stop:
+        raise CelError(f"invalid substring range. start: {int(start)}, end: {stop}")
+    return ct.StringType(text[int(start) : stop])
+
+
+def _join(target: Any, sep: Any = "") -> Any:
+    if not isinstance(target, list) or not isinstance(sep, str):
+        raise _NoOverload()
+    if not all(isinstance(x, str) for x in target):
+        raise _NoOverload()
+    return ct.StringType(str(sep).join(str(x) for x in target))
+
+
+def _find(target: Any, pattern: Any) -> Any:
+    if not isinstance(target, str) or not isinstance(pattern, str):
+        raise _NoOverload()
+    m = _regex(str(pattern)).search(str(target))
+    return ct.StringType(m.group(0) if m else "")
+
+
+def _find_all(target: Any, pattern: Any, n: Any = -1) -> Any:
+    if not isinstance(target, str) or not isinstance(pattern, str) or not isinstance(n, int) or _is_bool(n):
+        raise _NoOverload()
+    found = [m.group(0) for m in _regex(str(pattern)).finditer(str(target))]
+    if n >= 0:
+        found = found[: int(n)]
+    return ct.ListType([ct.StringType(x) for x in found])
+
+
+@functools.lru_cache(maxsize=256)
+def _regex(pattern: str) -> Any:
+    import re2  # google-re2, a celpy dependency: RE2 syntax, as cel-go uses
+
+    try:
+        return re2.compile(pattern)
+    except re2.error as exc:
+        raise CelError(f"error parsing regexp: {exc}") from None
+
+
+def _list_of_comparable(target: Any) -> list[Any]:
+    if not isinstance(target, list):
+        raise _NoOverload()
+    return list(target)
+
+
+def _is_sorted(target: Any) -> Any:
+    items = _list_of_comparable(target)
+    return ct.BoolType(all(_compare(items[i], items[i + 1]) <= 0 for i in range(len(items) - 1)))
+
+
+def _sum(target: Any) -> Any:
+    items = _list_of_comparable(target)
+    if not items:
+        return ct.IntType(0)
+    total = items[0]
+    for x in items[1:]:
+        if type(x) is not type(total) or not _is_num(x):
+            raise _NoOverload()
+        total = total + x
+    if isinstance(total, int) and not isinstance(total, ct.UintType):
+        return _check_int(int(total))
+    return total
+
+
+def _max(target: Any, *more: Any) -> Any:
+    items = _list_of_comparable(target) if not more else [target, *more]
+    if not items:
+        raise CelError("max called on empty list")
+    best = items[0]
+    for x in items[1:]:
+        if _compare(x, best) > 0:
+            best = x
+    return best
+
+
+def _quantity_method(name: str) -> Callable[..., Any]:
+    def run(target: Any, *args: Any) -> Any:
+        if not isinstance(target, Quantity):
+            raise _NoOverload()
+        v = target.value
         if name == "sign" and not args:
-            return (target.value > 0) - (target.value < 0)
+            return ct.IntType((v > 0) - (v < 0))
         if name == "isInteger" and not args:
-            return target.value == target.value.to_integral_value()
+            return ct.BoolType(v == v.to_integral_value() and INT64_MIN <= v <= INT64_MAX)
         if name == "asInteger" and not args:
-            if target.value != target.value.to_integral_value():
+            if v != v.to_integral_value() or not INT64_MIN <= v <= INT64_MAX:
                 raise CelError("cannot convert value to integer")
-            return _check_int(int(target.value))
+            return ct.IntType(int(v))
         if name == "asApproximateFloat" and not args:
-            return float(target.value)
-        raise _no_overload()
-    if isinstance(target, Semver):
-        if name in ("compareTo", "isGreaterThan", "isLessThan") and len(args) == 1:
-            if not isinstance(args[0], Semver):
-                raise _no_overload()
-            c = target.cmp(args[0])
-            return c if name == "compareTo" else (c > 0 if name == "isGreaterThan" else c < 0)
-        if name in ("major", "minor", "patch") and not args:
-            return getattr(target, name)
-        raise _no_overload()
-    raise _no_overload()
+            return ct.DoubleType(float(v))
+        if name in ("add", "sub") and len(args) == 1:
+            other = _quantity_arg(args[0])
+            return Quantity(v + other.value if name == "add" else v - other.value)
+        raise _NoOverload()
+
+    return run
 
 
-_METHODS = {
-    "size",
+def _semver_part(name: str) -> Callable[..., Any]:
+    def run(target: Any) -> Any:
+        if not isinstance(target, Semver):
+            raise _NoOverload()
+        return ct.IntType(getattr(target, name))
+
+    return run
+
+
+def _greater(a: Any, b: Any) -> Any:
+    return ct.BoolType(_compare_to(a, b) > 0)
+
+
+def _less(a: Any, b: Any) -> Any:
+    return ct.BoolType(_compare_to(a, b) < 0)
+
+
+def _size(v: Any) -> Any:
+    if isinstance(v, (str, bytes, list, dict)):
+        return ct.IntType(len(v))
+    raise _NoOverload()
+
+
+_IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
+    "_==_": lambda a, b: ct.BoolType(_equal(a, b)),
+    "_!=_": lambda a, b: ct.BoolType(not _equal(a, b)),
+    "_in_": _in,
+    "size": _size,
+    "quantity": _parse_quantity,
+    "isQuantity": _is_quantity,
+    "semver": _parse_semver,
+    "isSemver": _is_semver,
+    "compareTo": _compare_to,
+    "isGreaterThan": _greater,
+    "isLessThan": _less,
+    "sign": _quantity_method("sign"),
+    "isInteger": _quantity_method("isInteger"),
+    "asInteger": _quantity_method("asInteger"),
+    "asApproximateFloat": _quantity_method("asApproximateFloat"),
+    "add": _quantity_method("add"),
+    "sub": _quantity_method("sub"),
+    "major": _semver_part("major"),
+    "minor": _semver_part("minor"),
+    "patch": _semver_part("patch"),
+    "contains": _contains,
+    "equivalent": _sets_equivalent,
+    "intersects": _sets_intersects,
+    "charAt": _str_method(_char_at),
+    "indexOf": _index_of,
+    "lastIndexOf": _last_index_of,
+    "lowerAscii": _str_method(_ascii_case(False)),
+    "upperAscii": _str_method(_ascii_case(True)),
+    "replace": _str_method(_replace),
+    "split": _str_method(_split),
+    "substring": _str_method(_substring),
+    "trim": _str_method(lambda text: ct.StringType(text.strip())),
+    "join": _join,
+    "find": _find,
+    "findAll": _find_all,
+    "isSorted": _is_sorted,
+    "sum": _sum,
+    "max": _max,
+}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {name: _cel_function(f) for name, f in _IMPLEMENTATIONS.items()}
+for _op, _test in (("_<_", lambda c: c < 0), ("_<=_", lambda c: c <= 0), ("_>_", lambda c: c > 0)):
+    _FUNCTIONS[_op] = _relation(_test)
+_FUNCTIONS["_>=_"] = _relation(lambda c: c >= 0)
+
+# ----- compile-time checks -------------------------------------------------------------------------
+
+_VARIABLES = frozenset({"device"})
+_DEVICE_FIELDS = frozenset({"driver", "attributes", "capacity"})
+_GLOBALS = frozenset(
+    {
+        "size",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bool",
+        "bytes",
+        "dyn",
+        "type",
+        "duration",
+        "timestamp",
+        "matches",
+        "quantity",
+        "isQuantity",
+        "semver",
+        "isSemver",
+    }
+)
+_METHODS = frozenset(_FUNCTIONS) | {
     "startsWith",
     "endsWith",
-    "contains",
     "matches",
-    "lowerAscii",
-    "upperAscii",
-    "compareTo",
-    "isGreaterThan",
-    "isLessThan",
-    "add",
-    "sub",
-    "sign",
-    "isInteger",
-    "asInteger",
-    "asApproximateFloat",
-    "major",
-    "minor",
-    "patch",
+    "getDate",
+    "getDayOfMonth",
+    "getDayOfWeek",
+    "getDayOfYear",
+    "getFullYear",
+    "getMonth",
+    "getHours",
+    "getMilliseconds",
+    "getMinutes",
+    "getSeconds",
+    "min",
 }
+_MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
+# In Kubernetes' environment but not evaluated here.
+_UNSUPPORTED_FUNCTIONS = frozenset(
+    {
+        "url",
+        "isURL",
+        "ip",
+        "isIP",
+        "cidr",
+        "isCIDR",
+        "format",
+        "reverse",
+        "quote",
+        "transformList",
+        "transformMap",
+        "transformMapEntry",
+        "existsOne",
+        "optMap",
+        "optFlatMap",
+        "orValue",
+        "hasValue",
+        "value",
+        "or",
+        # methods of the IP, CIDR and URL libraries
+        "family",
+        "isUnspecified",
+        "isLoopback",
+        "isGlobalUnicast",
+        "isLinkLocalMulticast",
+        "isLinkLocalUnicast",
+        "prefixLength",
+        "masked",
+        "containsIP",
+        "containsCIDR",
+        "getScheme",
+        "getHost",
+        "getHostname",
+        "getPort",
+        "getEscapedPath",
+        "getQuery",
+        "isCanonical",
+    }
+)
+_UNSUPPORTED_NAMESPACES = frozenset({"optional", "strings", "base64", "math", "lists", "authorizer"})
+_RESERVED = frozenset(
+    {
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    }
+)
 
 
-class _Parser:
-    def __init__(self, text: str, variables: frozenset[str]) -> None:
-        self.toks = _tokenize(text)
-        self.i = 0
-        self.variables = variables
+def _undeclared(name: str) -> CelCompileError:
+    return CelCompileError(f"undeclared reference to '{name}' (in container '')")
 
-    def peek(self) -> tuple[str, str]:
-        return self.toks[self.i]
 
-    def take(self) -> tuple[str, str]:
-        t = self.toks[self.i]
-        self.i += 1
-        return t
+def _bare_ident(tree: Any) -> str | None:
+    """The name when ``tree`` is nothing but an identifier (through the grammar's single-child levels)."""
+    while isinstance(tree, lark.Tree):
+        if tree.data == "ident":
+            tok = tree.children[0]
+            return str(tok) if isinstance(tok, lark.Token) else None
+        if len(tree.children) != 1:
+            return None
+        tree = tree.children[0]
+    return None
 
-    def expect(self, text: str) -> None:
-        kind, val = self.take()
-        if val != text or kind not in ("op",):
-            raise CelCompileError(f"Syntax error: expected '{text}', got '{val or '<EOF>'}'")
 
-    def at(self, *texts: str) -> bool:
-        kind, val = self.peek()
-        return (kind == "op" or (kind == "ident" and val == "in")) and val in texts
+def _args(tree: lark.Tree[Any], at: int) -> list[Any]:
+    if len(tree.children) > at and isinstance(tree.children[at], lark.Tree):
+        return list(tree.children[at].children)
+    return []
 
-    def parse(self) -> Node:
-        node = self.expr()
-        if self.peek()[0] != "eof":
-            raise CelCompileError(f"Syntax error: unexpected '{self.peek()[1]}'")
-        return node
 
-    def expr(self) -> Node:
-        cond = self.or_()
-        if self.at("?"):
-            self.take()
-            then = self.or_()
-            self.expect(":")
-            other = self.expr()
+def _check(tree: Any, scope: frozenset[str]) -> None:
+    """cel-go's checks that need no types beyond the ``device`` variable."""
+    if not isinstance(tree, lark.Tree):
+        return
+    kind = tree.data
+    if kind == "ident":
+        name = str(tree.children[0])
+        if name in _RESERVED:
+            raise CelCompileError(f"Syntax error: reserved identifier: {name}")
+        if name not in scope:
+            raise _undeclared(name)
+        return
+    if kind == "ident_arg":
+        name = str(tree.children[0])
+        args = _args(tree, 1)
+        if name == "has":
+            if len(args) != 1 or _field_selection(args[0]) is None:
+                raise CelCompileError("invalid argument to has() macro")
+            _check(args[0], scope)
+            return
+        if name in _UNSUPPORTED_FUNCTIONS:
+            raise CelUnsupported(f"function {name}()")
+        if name not in _GLOBALS:
+            raise _undeclared(name)
+        for a in args:
+            _check(a, scope)
+        return
+    if kind == "member_dot_arg":
+        receiver, method = tree.children[0], str(tree.children[1])
+        args = _args(tree, 2)
+        namespace = _bare_ident(receiver)
+        if namespace is not None and namespace not in scope:
+            if namespace == "sets" and method in ("contains", "equivalent", "intersects") and len(args) == 2:
+                for a in args:
+                    _check(a, scope)
+                return
+            if namespace == "cel" and method == "bind":
+                raise CelCompileError("invalid argument to cel.bind() macro")
+            if namespace in _UNSUPPORTED_NAMESPACES or namespace == "sets":
+                raise CelUnsupported(f"function {namespace}.{method}()")
+            raise _undeclared(f"{namespace}.{method}")
+        if method in _MACROS:
+            if len(args) == 3 and method in ("all", "exists", "exists_one"):
+                raise CelUnsupported(f"the two-variable form of {method}()")
+            if len(args) == 3 and method == "map":
+                raise CelUnsupported("map() with a filter")
+            if len(args) != 2:
+                raise CelCompileError(f"invalid argument count to {method}() macro")
+            var = _bare_ident(args[0])
+            if var is None:
+                raise CelCompileError("argument must be a simple name")
+            _check(receiver, scope)
+            _check(args[1], scope | {var})
+            return
+        _check(receiver, scope)
+        if method in _UNSUPPORTED_FUNCTIONS:
+            raise CelUnsupported(f"method {method}()")
+        if method not in _METHODS:
+            raise _undeclared(method)
+        for a in args:
+            _check(a, scope)
+        return
+    if kind == "member_dot":
+        receiver, name = tree.children[0], str(tree.children[1])
+        if _bare_ident(receiver) == "device" and "device" in scope and name not in _DEVICE_FIELDS:
+            raise CelCompileError(f"undefined field '{name}'")
+        _check(receiver, scope)
+        return
+    if kind in ("dot_ident_arg", "dot_ident"):
+        raise CelUnsupported("names with a leading '.'")
+    if kind == "member_object":
+        raise CelUnsupported("message construction")
+    if kind in ("list_lit", "map_lit"):
+        _check_homogeneous(tree)
+    for child in tree.children:
+        _check(child, scope)
 
-            def ternary(env: Env) -> Any:
-                c = cond(env)
-                if not isinstance(c, bool):
-                    raise _no_overload()
-                return then(env) if c else other(env)
 
-            return ternary
-        return cond
-
-    def or_(self) -> Node:
-        left = self.and_()
-        while self.at("||"):
-            self.take()
-            left = _logical(left, self.and_(), True)
-        return left
-
-    def and_(self) -> Node:
-        left = self.rel()
-        while self.at("&&"):
-            self.take()
-            left = _logical(left, self.rel(), False)
-        return left
-
-    def rel(self) -> Node:
-        left = self.add()
-        while self.at("==", "!=", "<", "<=", ">", ">=", "in"):
-            op = self.take()[1]
-            left = _relation(op, left, self.add())
-        return left
-
-    def add(self) -> Node:
-        left = self.mul()
-        while self.at("+", "-"):
-            op = self.take()[1]
-            left = _binary(op, left, self.mul())
-        return left
-
-    def mul(self) -> Node:
-        left = self.unary()
-        while self.at("*", "/", "%"):
-            op = self.take()[1]
-            left = _binary(op, left, self.unary())
-        return left
-
-    def unary(self) -> Node:
-        if self.at("!"):
-            self.take()
-            inner = self.unary()
-
-            def not_(env: Env) -> Any:
-                v = inner(env)
-                if not isinstance(v, bool):
-                    raise _no_overload()
-                return not v
-
-            return not_
-        if self.at("-"):
-            self.take()
-            kind, val = self.peek()
-            if kind in ("int", "hex") and not val.lower().endswith("u"):
-                self.take()
-                neg_literal = -_int_literal(val)
-                if neg_literal < INT64_MIN:
-                    raise CelCompileError("integer literal out of range")
-                return self.postfix(_const(neg_literal))
-            inner = self.unary()
-
-            def neg(env: Env) -> Any:
-                v = inner(env)
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    raise _no_overload()
-                return _check_int(-v) if isinstance(v, int) else -v
-
-            return neg
-        return self.postfix(self.primary())
-
-    def postfix(self, node: Node) -> Node:
-        while True:
-            if self.at("."):
-                self.take()
-                kind, name = self.take()
-                if kind != "ident":
-                    raise CelCompileError(f"Syntax error: expected a field name, got '{name}'")
-                if self.at("("):
-                    if name not in _METHODS:
-                        raise CelUnsupported(f"method or macro {name}()")
-                    args = self.args(")")
-                    node = _call_method(node, name, args)
-                else:
-                    node = (lambda base, nm: lambda env: _select(base(env), nm))(node, name)
-            elif self.at("["):
-                self.take()
-                key = self.expr()
-                self.expect("]")
-                node = (lambda base, k: lambda env: _index(base(env), k(env)))(node, key)
-            else:
-                return node
-
-    def args(self, close: str) -> list[Node]:
-        self.take()
-        out: list[Node] = []
-        if self.at(close):
-            self.take()
-            return out
-        while True:
-            out.append(self.expr())
-            if self.at(","):
-                self.take()
-                if self.at(close):
-                    self.take()
-                    return out
+def _check_homogeneous(tree: lark.Tree[Any]) -> None:
+    """cel.HomogeneousAggregateLiterals (Kubernetes' base environment): the elements of a list
+    literal, and the keys and values of a map literal, share one type (where the checker knows it)."""
+    items = _args(tree, 0)
+    groups = [items] if tree.data == "list_lit" else [items[0::2], items[1::2]]
+    for group in groups:
+        seen: str | None = None
+        for item in group:
+            t = _static_type(item)
+            if t is None:
                 continue
-            self.expect(close)
-            return out
-
-    def primary(self) -> Node:
-        kind, val = self.take()
-        if kind == "int" or kind == "hex":
-            n = _int_literal(val)
-            if n > (2**64 - 1 if val.lower().endswith("u") else INT64_MAX):
-                raise CelCompileError("integer literal out of range")
-            return lambda env: n
-        if kind == "float":
-            f = float(val)
-            return lambda env: f
-        if kind == "str":
-            s = _unquote(val)
-            return lambda env: s
-        if kind == "ident":
-            if val in _KEYWORDS:
-                lit = _KEYWORDS[val]
-                return lambda env: lit
-            if val in _RESERVED:
-                raise CelCompileError(f"Syntax error: reserved identifier: {val}")
-            if self.at("("):
-                if val == "has":
-                    return self.has()
-                args = self.args(")")
-                return _call_global(val, args)
-            if val not in self.variables:
-                raise CelCompileError(f"undeclared reference to '{val}' (in container '')")
-            return _variable(val)
-        if kind == "op" and val == "(":
-            node = self.expr()
-            self.expect(")")
-            return node
-        if kind == "op" and val == "[":
-            self.i -= 1
-            items = self.args("]")
-            return lambda env: [it(env) for it in items]
-        if kind == "op" and val == "{":
-            raise CelUnsupported("map literals")
-        raise CelCompileError(f"Syntax error: mismatched input '{val or '<EOF>'}'")
-
-    def has(self) -> Node:
-        self.expect("(")
-        start = self.i
-        node = self.postfix(self.primary())
-        # has() takes a field selection: re-read its last ".name".
-        toks = self.toks[start : self.i]
-        self.expect(")")
-        if len(toks) < 3 or toks[-2] != ("op", ".") or toks[-1][0] != "ident":
-            raise CelCompileError("invalid argument to has() macro")
-        sub = _Parser("", self.variables)
-        sub.toks = [*toks[:-2], ("eof", "")]
-        base = sub.postfix(sub.primary())
-        if sub.peek()[0] != "eof":
-            raise CelCompileError("invalid argument to has() macro")
-        field_name = toks[-1][1]
-        del node
-
-        def has_field(env: Env) -> Any:
-            container = base(env)
-            if isinstance(container, _DefaultMap):
-                return True
-            if isinstance(container, dict):
-                return field_name in container
-            raise CelError(f"invalid type for field selection: {_type_name(container)}")
-
-        return has_field
+            if seen is not None and t != seen:
+                raise CelCompileError(f"expected type '{seen}' but found '{t}'")
+            seen = t
 
 
-def _int_literal(text: str) -> int:
-    body = text.rstrip("uU")
-    return int(body[2:], 16) if body[:2].lower() == "0x" else int(body, 10)
+def _field_selection(tree: Any) -> Any:
+    """The member_dot node when ``tree`` is a field selection (what has() accepts)."""
+    while isinstance(tree, lark.Tree):
+        if tree.data == "member_dot":
+            return tree
+        if len(tree.children) != 1:
+            return None
+        tree = tree.children[0]
+    return None
 
 
-def _const(value: Any) -> Node:
-    return lambda env: value
+# cel.bind(name, init, body): the same value as [init].map(name, body)[0], which celpy evaluates.
+_BIND = re.compile(r"\bcel\s*\.\s*bind\s*\(")
 
 
-def _variable(name: str) -> Node:
-    return lambda env: env[name]
+def _rewrite_bind(text: str, env: celpy.Environment) -> str:
+    for _ in range(64):
+        if _BIND.search(text) is None:
+            return text
+        node = _find_bind(env.compile(text))
+        if node is None:
+            return text
+        args = _args(node, 2)
+        name = _bare_ident(args[0]) if len(args) == 3 else None
+        if name is None:
+            raise CelCompileError("invalid argument to cel.bind() macro")
+        init = text[args[1].meta.start_pos : args[1].meta.end_pos]
+        body = text[args[2].meta.start_pos : args[2].meta.end_pos]
+        replacement = f"([{init}].map({name}, {body})[0])"
+        text = text[: node.meta.start_pos] + replacement + text[node.meta.end_pos :]
+    return text
 
 
-def _logical(left: Node, right: Node, is_or: bool) -> Node:
-    def run(env: Env) -> Any:
-        try:
-            a = left(env)
-            err_a: CelError | None = None
-            if not isinstance(a, bool):
-                err_a = _no_overload()
-        except CelError as exc:
-            err_a = exc
-            a = None
-        if err_a is None and a is is_or:
-            return is_or
-        try:
-            b = right(env)
-        except CelError:
-            if err_a is not None:
-                raise err_a from None
-            raise
-        if not isinstance(b, bool):
-            if err_a is not None:
-                raise err_a
-            raise _no_overload()
-        if b is is_or:
-            return is_or
-        if err_a is not None:
-            raise err_a
-        return b
-
-    return run
+def _find_bind(tree: lark.Tree[Any]) -> lark.Tree[Any] | None:
+    """The outermost cel.bind(...) call (inner ones are rewritten in later rounds)."""
+    for node in tree.iter_subtrees_topdown():  # type: ignore[no-untyped-call]
+        if (
+            node.data == "member_dot_arg"
+            and str(node.children[1]) == "bind"
+            and _bare_ident(node.children[0]) == "cel"
+        ):
+            found: lark.Tree[Any] = node
+            return found
+    return None
 
 
-def _relation(op: str, left: Node, right: Node) -> Node:
-    def run(env: Env) -> Any:
-        a, b = left(env), right(env)
-        if op == "==":
-            return _equal(a, b)
-        if op == "!=":
-            return not _equal(a, b)
-        if op == "in":
-            if isinstance(b, list):
-                return any(_equal(a, x) for x in b)
-            if isinstance(b, dict):
-                return isinstance(a, (str, int, bool)) and a in b
-            raise _no_overload()
-        if isinstance(a, (Quantity, Semver)) or isinstance(b, (Quantity, Semver)):
-            raise _no_overload()
-        c = _compare(a, b)
-        return {"<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[op]
+# ----- programs ------------------------------------------------------------------------------------
 
-    return run
+_ENV: celpy.Environment | None = None
 
 
-def _binary(op: str, left: Node, right: Node) -> Node:
-    return lambda env: _arith(op, left(env), right(env))
+def _environment() -> celpy.Environment:
+    global _ENV
+    if _ENV is None:
+        _ENV = celpy.Environment()
+    return _ENV
 
 
-def _call_method(target: Node, name: str, args: list[Node]) -> Node:
-    return lambda env: _method(target(env), name, [a(env) for a in args])
-
-
-def _call_global(name: str, args: list[Node]) -> Node:
-    if name not in ("size", "quantity", "isQuantity", "semver", "isSemver", "int", "double", "string"):
-        raise CelUnsupported(f"function {name}")
-    return lambda env: _global(name, [a(env) for a in args])
+def _runtime_message(exc: CELEvalError) -> str:
+    """celpy's error as cel-go words it."""
+    args = exc.args
+    text = str(args[0]) if args else ""
+    kind = args[1] if len(args) > 1 else None
+    detail = args[2] if len(args) > 2 else None
+    if kind is CelError:
+        return text
+    if kind is KeyError or text.startswith("no such member") or text == "no such key":
+        key = text.split(":", 1)[1].strip().strip("'\"") if text.startswith("no such member") else ""
+        if not key and isinstance(detail, tuple) and detail:
+            key = str(detail[0])
+        return f"no such key: {key}"
+    if kind is ZeroDivisionError:
+        return (
+            "modulus by zero"
+            if "modulo by zero" in str(detail) and "division" not in str(detail)
+            else "division by zero"
+        )
+    if kind is ValueError or "overflow" in text:
+        return "integer overflow"
+    if kind is IndexError:
+        return "index out of bounds"
+    if "overload" in text or kind in (TypeError, AttributeError):
+        return "no such overload"
+    return text
 
 
 @dataclass
 class Program:
     expression: str
-    node: Node
+    runner: Any
 
-    def evaluate(self, env: Env) -> bool:
-        v = self.node(env)
-        if not isinstance(v, bool):
-            raise CelError(f"CEL result of type {_type_name(v)} could not be converted to bool")
-        return v
+    def evaluate(self, env: Mapping[str, Any]) -> bool:
+        """The selector's verdict for one device; CelError for a runtime error or a non-bool result."""
+        try:
+            v = self.runner.evaluate(dict(env))
+        except CELEvalError as exc:
+            raise CelError(_runtime_message(exc)) from None
+        except RecursionError:
+            raise CelError("expression too deeply nested") from None
+        if isinstance(v, CELEvalError):
+            raise CelError(_runtime_message(v))
+        if not _is_bool(v):
+            t = _type_name(v)
+            # compile.go wraps the value's ConvertToNative error (cel-go's wording per type).
+            why = {
+                "string": ": unsupported native conversion from string to 'bool'",
+                "int": ": unsupported type conversion from 'int' to bool",
+                "uint": ": unsupported type conversion from 'uint' to bool",
+                "double": ": type conversion error from Double to 'bool'",
+            }.get(t, "")
+            raise CelError(f"CEL result of type {t} could not be converted to bool{why}")
+        return bool(v)
 
 
 _CACHE: dict[str, Program | CelCompileError | CelUnsupported] = {}
@@ -775,32 +1054,71 @@ def compile_selector(expression: str) -> Program:
     hit = _CACHE.get(expression)
     if hit is None:
         try:
-            hit = Program(expression, _Parser(expression, frozenset({"device"})).parse())
+            hit = _compile(expression)
         except (CelCompileError, CelUnsupported) as exc:
             hit = exc
-        except (ValueError, IndexError) as exc:
-            hit = CelCompileError(f"Syntax error: {exc}")
         _CACHE[expression] = hit
     if isinstance(hit, Exception):
         raise hit
     return hit
 
 
-def device_env(driver: str, attributes: Mapping[str, Any], capacity: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``device`` variable of compile.go DeviceMatches: attributes and capacity by domain, then id."""
-    attrs: _DefaultMap = _DefaultMap()
-    for name, value in attributes.items():
-        domain, ident = _split_qualified(name, driver)
-        attrs.setdefault(domain, {})[ident] = value
-    caps: _DefaultMap = _DefaultMap()
-    for name, value in capacity.items():
-        domain, ident = _split_qualified(name, driver)
-        caps.setdefault(domain, {})[ident] = value
-    return {"device": {"driver": driver, "attributes": attrs, "capacity": caps}}
+def _compile(expression: str) -> Program:
+    if "?." in expression or "[?" in expression:
+        raise CelUnsupported("optional field selection")
+    env = _environment()
+    try:
+        text = _rewrite_bind(expression, env)
+        tree = env.compile(text)
+    except CELParseError as exc:
+        first = str(exc.args[0] if exc.args else exc).strip().splitlines()
+        raise CelCompileError("Syntax error: " + " ".join(x.strip() for x in first if x.strip())) from None
+    except lark.exceptions.LarkError as exc:
+        raise CelCompileError(f"Syntax error: {exc}") from None
+    _check(tree, _VARIABLES)
+    result = _static_type(tree)
+    if result is not None and result != "bool":
+        raise CelCompileError(f"must evaluate to bool or the unknown type, not {result}", stage="")
+    return Program(expression, env.program(tree, functions=_FUNCTIONS))
 
 
-def _split_qualified(name: str, default_domain: str) -> tuple[str, str]:
-    if "/" in name:
-        domain, _, ident = name.partition("/")
-        return domain, ident
-    return default_domain, name
+_LITERAL_TYPES = {
+    "INT_LIT": "int",
+    "UINT_LIT": "uint",
+    "FLOAT_LIT": "double",
+    "STRING_LIT": "string",
+    "MLSTRING_LIT": "string",
+    "BYTES_LIT": "bytes",
+    "BOOL_LIT": "bool",
+    "NULL_LIT": "null_type",
+}
+
+
+def _static_type(tree: Any) -> str | None:
+    """The type cel-go's checker gives ``tree`` where it needs no variable types: literals, list and map
+    literals, comparisons and logic (bool), ``device.driver`` (string); None where it is dyn."""
+    while isinstance(tree, lark.Tree):
+        kind = tree.data
+        if kind == "literal":
+            tok = tree.children[0]
+            return _LITERAL_TYPES.get(tok.type) if isinstance(tok, lark.Token) else None
+        if kind == "list_lit":
+            return "list"
+        if kind == "map_lit":
+            return "map"
+        if kind in ("conditionalor", "conditionaland", "relation") and len(tree.children) == 2:
+            return "bool"
+        if kind == "unary" and len(tree.children) == 2:
+            op = tree.children[0]
+            return "bool" if isinstance(op, lark.Tree) and op.data == "unary_not" else None
+        if kind == "member_dot":
+            if _bare_ident(tree.children[0]) == "device" and str(tree.children[1]) == "driver":
+                return "string"
+            return None
+        if kind == "expr" and len(tree.children) == 3:
+            a, b = _static_type(tree.children[1]), _static_type(tree.children[2])
+            return a if a == b else None
+        if len(tree.children) != 1:
+            return None
+        tree = tree.children[0]
+    return None

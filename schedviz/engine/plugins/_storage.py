@@ -345,6 +345,25 @@ def bind_volume_to_claim(pv: JSON, pvc: JSON) -> tuple[JSON, bool]:
     return clone, dirty
 
 
+def complete_binding(pvc: JSON, pv: JSON) -> tuple[JSON, JSON]:
+    """What the PV controller does with a volume the scheduler bound to a claim (the controller's
+    bindClaimToVolume and bindVolumeToClaim): the claim names the volume, carries the bind-completed
+    annotation, and both are Bound. Copies; the inputs are left alone."""
+    claim = copy.deepcopy(pvc)
+    claim.setdefault("spec", {})["volumeName"] = name_of(pv)
+    md = claim.setdefault("metadata", {})
+    anns = dict(md.get("annotations") or {})
+    anns.setdefault(ANN_BOUND_BY_CONTROLLER, "yes")
+    anns[ANN_BIND_COMPLETED] = "yes"
+    md["annotations"] = anns
+    status = claim.get("status")
+    claim["status"] = {**(status if isinstance(status, dict) else {}), "phase": "Bound"}
+    volume = copy.deepcopy(pv)
+    vstatus = volume.get("status")
+    volume["status"] = {**(vstatus if isinstance(vstatus, dict) else {}), "phase": "Bound"}
+    return claim, volume
+
+
 # ----- node selectors over many nodes (component-helpers/scheduling/corev1/nodeaffinity) ----------
 
 _NODE_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -561,3 +580,46 @@ def go_div(a: int, b: int) -> int:
     """Go's integer division (truncates toward zero)."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b > 0) else -q
+
+
+# ----- trace details (docs/trace-format.md) ---------------------------------------------------------
+
+MAX_DETAIL_GROUPS = 50  # node groups a stage's details list; the others are only counted
+MAX_DETAIL_NAMES = 20  # node names listed per group (nodeCount counts them all)
+
+
+@dataclass
+class NodeGroup:
+    """Nodes with the same decision: the first MAX_DETAIL_NAMES names, how many, where the first is."""
+
+    names: list[str]
+    count: int
+    first: int  # position in the nodes given of the group's first node (snapshot order)
+
+
+def group_nodes(cluster: ClusterState, nodes: IntArray, keys: IntArray) -> tuple[list[NodeGroup], int]:
+    """Group ``nodes`` by identical columns of ``keys`` (rows: facts, columns: nodes; row 0 is the
+    Filter code). Groups of passing nodes come first, then in snapshot order of their first node,
+    whose names are listed in snapshot order; returns the first MAX_DETAIL_GROUPS groups and how
+    many were left out."""
+    n = len(nodes)
+    if n == 0:
+        return [], 0
+    if keys.shape[0] == 0:
+        keys = np.zeros((1, n), dtype=np.int64)
+    _, first, inverse, counts = np.unique(
+        keys.T, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
+    inverse = inverse.reshape(-1)
+    # Groups and the names in them in snapshot order (the batch is in evaluation order).
+    lowest = np.full(len(first), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(lowest, inverse, nodes)
+    failing = keys[0, first] != 0
+    rank = np.lexsort((lowest, failing))
+    groups: list[NodeGroup] = []
+    for g in rank[:MAX_DETAIL_GROUPS].tolist():
+        members = np.flatnonzero(inverse == g)
+        members = members[np.argsort(nodes[members], kind="stable")]
+        names = [cluster.names[int(nodes[k])] for k in members[:MAX_DETAIL_NAMES].tolist()]
+        groups.append(NodeGroup(names, int(counts[g]), int(members[0])))
+    return groups, max(0, len(rank) - MAX_DETAIL_GROUPS)

@@ -14,8 +14,8 @@ Where kube-scheduler is not deterministic, this port picks one of its possible b
   a fresh instant later than any recorded start time and than every earlier look-up, as successive
   ``time.Now()`` calls do; victims are sorted with Go's ``sort.Slice`` algorithm (pdqsort, not
   stable), reproduced exactly, so ties among equally important pods resolve as upstream's do.
-- no extender is consulted (callExtenders) and nominated pods are not considered
-  (RunFilterPluginsWithNominatedPods), as the replay has neither.
+- nominated pods are not considered (RunFilterPluginsWithNominatedPods), as the replay has none;
+  extenders with a preemptVerb are consulted (callExtenders, runtime/extenders.py).
 """
 
 from __future__ import annotations
@@ -469,13 +469,15 @@ class DefaultPreemption:
     def post_filter(
         self, state: CycleState, pod: Pod, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
-        result, status = self.preempt(pod, statuses)
+        result, status = self.preempt(pod, statuses, state)
         msg = status.message()
         if msg:
             return result, Status(status.code, MSG_PREFIX + msg)
         return result, status
 
-    def preempt(self, pod: Pod, statuses: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+    def preempt(
+        self, pod: Pod, statuses: NodeToStatus, state: CycleState | None = None
+    ) -> tuple[PostFilterResult | None, Status]:
         """preemption.go Evaluator.Preempt, without evicting anything."""
         cluster = self.handle.cluster
         nominated = pod.nominated_node_name
@@ -507,10 +509,47 @@ class DefaultPreemption:
             msg = fit_error(cluster.n, run.statuses, Status(Code.UnschedulableAndUnresolvable, NOT_HELPFUL))
             return PostFilterResult("", details), Status(Code.Unschedulable, msg)
 
-        best = self.select_candidate(run.candidates, clock)
+        candidates = run.candidates
+        dropped: list[Candidate] = []
+        if self.handle.extenders:
+            log: list[dict[str, Any]] = []
+            details["extenders"] = log
+            kept, status = self.call_extenders(pod, candidates, log)
+            if kept is None or not kept:
+                if state is not None:
+                    state.record_details("PostFilter", NAME, {"extenders": log})
+                if kept is None:
+                    return None, status
+                return None, Status(Code.Unschedulable, NO_CANDIDATE)
+            names = {c.name for c in kept}
+            dropped = [c for c in candidates if c.name not in names]
+            for c in dropped:
+                c.outcome = "removed by an extender"
+            candidates = kept
+
+        best = self.select_candidate(candidates, clock)
         details["victims"] = [p.key for p in best.victims]
-        details["candidates"] = [c.describe() for c in run.candidates]
+        details["candidates"] = [c.describe() for c in [*candidates, *dropped]]
         return PostFilterResult(best.name, details), Status.success()
+
+    def call_extenders(
+        self, pod: Pod, candidates: list[Candidate], log: list[dict[str, Any]]
+    ) -> tuple[list[Candidate] | None, Status]:
+        """preemption.go callExtenders: the extenders that preempt narrow or rewrite the candidates'
+        victims (runtime/extenders.py); None and the Error status when one fails.
+
+        Upstream rebuilds the candidates from a Go map, in random order; here they keep the search
+        order, nodes an extender adds coming after, in snapshot order."""
+        from ..runtime.extenders import run_preemption
+
+        cluster = self.handle.cluster
+        victims = {c.name: (list(c.victims), c.pdb_violations) for c in candidates}
+        out, status = run_preemption(self.handle.extenders, pod, victims, cluster, log.append)
+        if out is None:
+            return None, status
+        order = {c.name: k for k, c in enumerate(candidates)}
+        names = sorted(out, key=lambda n: (order.get(n, len(order)), cluster.index[n]))
+        return [Candidate(cluster.index[n], n, out[n][0], out[n][1]) for n in names], status
 
     def eligible_to_preempt_others(self, pod: Pod, nominated_status: Status) -> tuple[bool, str]:
         """default_preemption.go PodEligibleToPreemptOthers."""

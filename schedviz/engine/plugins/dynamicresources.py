@@ -14,16 +14,21 @@ of a firstAvailable list that works), then devices one by one from the node's co
 checking the device class's and the request's CEL selectors, devices already allocated (by
 claims' status or by claims in flight between Reserve and PreBind), and matchAttribute
 constraints. Reserve puts the allocation in flight (later cycles see those devices as taken);
-PreBind writes it into the claim, as the API update would.
+PreBind writes it into the claim, as the API update would. Selectors are CEL, evaluated by _cel.py
+(cel-python with Kubernetes' CEL libraries); a selector's outcome depends only on the device's
+driver, attributes and capacity and is kept for the replay. Stage details (docs/trace-format.md)
+show the devices each node offered and why the allocator passed over them, and the allocations at
+Reserve, PreBind and PostFilter.
 
 Not modelled: the Filter timeout, partitionable devices (counters), device taints, binding
 conditions, consumable capacity and DRA extended resources (their gates are off by default), and
-CEL beyond the subset in _cel.py.
+the parts of Kubernetes' CEL environment _cel.py lists as unsupported.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,6 +191,38 @@ def allocated_devices(cluster: Any) -> set[DeviceID]:
     return out
 
 
+def device_holders(cluster: Any) -> dict[DeviceID, str]:
+    """Which claim holds each allocated device (for the trace): "ns/name", with " (being allocated)"
+    for allocations in flight between Reserve and PreBind."""
+    out: dict[DeviceID, str] = {}
+    flying = tracker(cluster).in_flight.values()
+    for claim, suffix in [
+        *((c, "") for c in _all_claims(cluster)),
+        *((c, " (being allocated)") for c in flying),
+    ]:
+        alloc = _allocation(claim)
+        if alloc is None:
+            continue
+        devices = st.as_map(alloc.get("devices"), "ResourceClaim", "status.allocation.devices")
+        for r in st.as_list(devices.get("results"), "ResourceClaim", "status.allocation.devices.results"):
+            if not isinstance(r, dict) or r.get("adminAccess") is True:
+                continue
+            dev = (str(r.get("driver") or ""), str(r.get("pool") or ""), str(r.get("device") or ""))
+            out[dev] = claim_ref(claim) + suffix
+    return out
+
+
+def allocation_devices(allocation: JSON) -> list[str]:
+    """An AllocationResult's devices as "driver/pool/device" (the trace's spelling)."""
+    devices = allocation.get("devices")
+    results = devices.get("results") if isinstance(devices, dict) else None
+    out: list[str] = []
+    for r in results if isinstance(results, list) else []:
+        if isinstance(r, dict):
+            out.append(f"{r.get('driver', '')}/{r.get('pool', '')}/{r.get('device', '')}")
+    return out
+
+
 # ----- requests, devices and slices ---------------------------------------------------------------
 
 
@@ -286,6 +323,15 @@ class _Device:
     node_name: str
     all_nodes: bool
     node_selector: JSON | None
+    # What selectors see of the device (driver, attributes, capacity), as a key into _VERDICTS.
+    content: tuple[Any, ...] = ()
+
+
+# Selector outcomes by (expression, device content): the verdict, or the CEL runtime error's text.
+# An expression's outcome depends only on the device's driver, attributes and capacity, so devices
+# that look alike (the same GPU model on every node) are evaluated once.
+_VERDICTS: dict[tuple[str, tuple[Any, ...]], bool | str] = {}
+_MAX_VERDICTS = 1 << 18
 
 
 @dataclass
@@ -489,6 +535,8 @@ class Allocator:
         self.index = _slice_index(cluster)
         self._selectable: dict[tuple[DeviceID, int, int, int, int, int], bool] = {}
         self._class_selectors: dict[str, list[str]] = {}
+        self.last_run: _Run | None = None
+        self._holders: dict[DeviceID, str] | None = None
         self._parsed: dict[int, tuple[list[_ClaimRequest], list[tuple[set[str], str]]]] = {}
 
     def parsed(self, claim: JSON) -> tuple[list[_ClaimRequest], list[tuple[set[str], str]]]:
@@ -558,7 +606,43 @@ class Allocator:
     # allocate ------------------------------------------------------------------------------
     def allocate(self, node: int, claims: list[JSON]) -> list[JSON] | None:
         """Allocate: one AllocationResult per claim, None when the node cannot satisfy them all."""
-        return _Run(self, node, claims).run()
+        self.last_run = _Run(self, node, claims)
+        return self.last_run.run()
+
+    def holder(self, dev: DeviceID) -> str:
+        if self._holders is None:
+            self._holders = device_holders(self.cluster)
+        return self._holders.get(dev, "another claim")
+
+    def why_not(self, rd: _ReqData, claim: JSON, s: _Slice, d: _Device) -> str | None:
+        """Why allocateOne would pass over the device for this request (None: it could take it), in
+        the order the allocator checks; for the trace of a node where allocation failed."""
+        dev_id = (s.driver, s.pool, d.name)
+        if not rd.request.admin_access and dev_id in self.allocated:
+            return f"already allocated to {self.holder(dev_id)}"
+        if not self.features.binding_conditions and d.binding_conditions:
+            return "has binding conditions (DRADeviceBindingConditions is off)"
+        try:
+            if rd.class_raw is not None:
+                cname = st.name_of(rd.class_raw)
+                cls_sel = self._class_selectors.get(cname)
+                if cls_sel is None:
+                    cls_sel = self._class_selectors[cname] = _class_selectors(rd.class_raw)
+                if not self._match(cls_sel, s, d, f"class {cname}", rd.class_raw, "spec.selectors"):
+                    return f"does not match DeviceClass {cname}"
+            if not self._match(
+                rd.request.selectors, s, d, f"claim {claim_ref(claim)}", claim, "spec.devices.requests"
+            ):
+                return "does not match the request's selectors"
+        except _AllocError as exc:
+            return str(exc)
+        if s.per_device and not _node_matches(
+            self.cluster, self._node, d.node_name, d.all_nodes, d.node_selector, f"ResourceSlice {s.name}"
+        ):
+            return "not available on this node"
+        if not self.features.partitionable and d.consumes_counters:
+            return "consumes shared counters (DRAPartitionableDevices is off)"
+        return None
 
     def selectable(self, key: tuple[int, int, int], rd: _ReqData, claim: JSON, s: _Slice, d: _Device) -> bool:
         if not self.features.binding_conditions and d.binding_conditions:
@@ -592,7 +676,6 @@ class Allocator:
     _node: int = 0
 
     def _match(self, selectors: list[str], s: _Slice, d: _Device, who: str, obj: JSON, fld: str) -> bool:
-        env: dict[str, Any] | None = None
         for i, expr in enumerate(selectors):
             if not expr:
                 raise _AllocError(f"{who}: selector #{i}: CEL expression empty (unsupported selector type?)")
@@ -607,21 +690,28 @@ class Allocator:
                     field=fld,
                 ) from None
             except _cel.CelCompileError as exc:
-                raise _AllocError(
-                    f"{who}: selector #{i}: CEL compile error: compilation failed: {exc}"
-                ) from None
-            if env is None:
-                for name, value in d.attributes.items():
-                    if isinstance(value, _BadVersion):
-                        raise _AllocError(
-                            f"{who}: selector #{i}: CEL runtime error: attribute {name}: parse semantic version: "
-                            f"{value.text!r} is not a valid version"
-                        )
-                env = _cel.device_env(s.driver, d.attributes, d.capacity)
-            try:
-                matched = program.evaluate(env)
-            except _cel.CelError as exc:
-                raise _AllocError(f"{who}: selector #{i}: CEL runtime error: {exc}") from None
+                raise _AllocError(f"{who}: selector #{i}: CEL compile error: {exc.stage}{exc}") from None
+            for name, value in d.attributes.items():
+                if isinstance(value, _BadVersion):
+                    raise _AllocError(
+                        f"{who}: selector #{i}: CEL runtime error: attribute {name}: parse semantic "
+                        f"version: {value.text!r} is not a valid version"
+                    )
+            if not d.content:
+                # Types included: True and 1 are equal keys in Python, not in CEL.
+                attrs = tuple((k, type(v).__name__, v) for k, v in d.attributes.items())
+                d.content = (s.driver, attrs, tuple(d.capacity.items()))
+            matched = _VERDICTS.get((expr, d.content))
+            if matched is None:
+                try:
+                    matched = program.evaluate(_cel.device_env(s.driver, d.attributes, d.capacity))
+                except _cel.CelError as exc:
+                    matched = str(exc)
+                if len(_VERDICTS) >= _MAX_VERDICTS:
+                    _VERDICTS.clear()
+                _VERDICTS[(expr, d.content)] = matched
+            if isinstance(matched, str):
+                raise _AllocError(f"{who}: selector #{i}: CEL runtime error: {matched}")
             if not matched:
                 return False
         return True
@@ -805,6 +895,35 @@ class _Run:
         else:
             raise _AllocError(f"claim {claim_ref(claim)}, request {name}: unsupported count mode {r.mode}")
         return rd
+
+    def report(self) -> list[JSON]:
+        """After a failed search: per request, the node's devices the allocator could take and why it
+        passes over the others (the trace's Filter details)."""
+        out: list[JSON] = []
+        for (ci, _ri, _si), rd in self.req.items():  # claims, requests, subrequests in order
+            claim = self.claims[ci]
+            selectable: list[str] = []
+            rejected: dict[str, str] = {}
+            for p in self.pools:
+                if p.incomplete or p.invalid:
+                    rejected[p.ident] = (
+                        "pool is being updated (incomplete)" if p.incomplete else "pool is invalid"
+                    )
+                    continue
+                for s in p.slices:
+                    for d in s.devices:
+                        why = self.a.why_not(rd, claim, s, d)
+                        name = f"{s.driver}/{s.pool}/{d.name}"
+                        if why is None:
+                            selectable.append(name)
+                        else:
+                            rejected[name] = why
+            entry: JSON = {"claim": claim_ref(claim), "request": rd.full_name}
+            entry["count"] = "All" if rd.request.mode == "All" else rd.num_devices
+            entry["selectable"] = selectable
+            entry["rejected"] = rejected
+            out.append(entry)
+        return out
 
     def _in_use(self, dev: DeviceID) -> bool:
         return dev in self.a.allocated or bool(self.allocating.get(dev))
@@ -1213,6 +1332,15 @@ class DynamicResources:
             unavailable |= ~ok
         to_allocate = [s.claims[i] for i in s.to_allocate()]
         shared: tuple[list[JSON] | None, _AllocError | None] | None = None
+        # The trace: what each node offered (interned, so that nodes can be grouped).
+        facts: dict[str, int] = {}
+        fact_of = np.zeros(len(nodes), dtype=np.int64)
+        shared_report: str | None = None
+
+        def note(k: int, fact: JSON) -> None:
+            text = json.dumps(fact)
+            fact_of[k] = facts.setdefault(text, len(facts))
+
         for k, i in enumerate(nodes):
             node = int(i)
             allocations: list[JSON] | None = None
@@ -1232,18 +1360,76 @@ class DynamicResources:
                         shared = (None, exc)
                     code = Code.UnschedulableAndUnresolvable if exc.on_node else Code.Error
                     b.reject(k, code, str(exc))
+                    note(k, {"error": str(exc)})
                     continue
                 if allocations is None or len(allocations) != len(to_allocate):
                     b.reject(k, Code.UnschedulableAndUnresolvable, "cannot allocate all claims")
+                    if has_slices or shared_report is None:
+                        run = s.allocator.last_run
+                        text = json.dumps({"requests": run.report() if run is not None else []})
+                        if not has_slices:
+                            shared_report = text
+                    else:
+                        text = shared_report
+                    fact_of[k] = facts.setdefault(text, len(facts))
                     continue
             if unavailable[k]:
                 s.unavailable.update(unavailable_claims.get(k, []))
                 b.reject(k, Code.UnschedulableAndUnresolvable, "resourceclaim not available on the node")
+                note(
+                    k, {"unavailableClaims": [claim_ref(s.claims[c]) for c in unavailable_claims.get(k, [])]}
+                )
                 continue
             if s.allocator is not None:
                 assert allocations is not None
                 s.node_allocations[node] = allocations
-        return b.done()
+                note(k, {"allocation": self._allocation_facts(to_allocate, allocations)})
+            else:
+                note(k, {})
+        verdicts = b.done()
+        state.record_details(
+            "Filter", NAME, self._filter_details(state, s, nodes, verdicts.codes, facts, fact_of)
+        )
+        return verdicts
+
+    @staticmethod
+    def _allocation_facts(claims: list[JSON], allocations: list[JSON]) -> list[JSON]:
+        out: list[JSON] = []
+        for claim, allocation in zip(claims, allocations, strict=False):
+            results = allocation["devices"]["results"]
+            for r in results:
+                out.append(
+                    {
+                        "claim": claim_ref(claim),
+                        "request": str(r.get("request")),
+                        "device": f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}",
+                    }
+                )
+        return out
+
+    @staticmethod
+    def _filter_details(
+        state: CycleState,
+        s: _State,
+        nodes: IntArray,
+        codes: Any,
+        facts: dict[str, int],
+        fact_of: IntArray,
+    ) -> JSON:
+        """The Filter stage's details: the pod's claims, then nodes grouped by what they offered (the
+        devices allocated, or per request the devices the allocator could take and why not the others)."""
+        claims = [{"claim": claim_ref(c), "allocated": _allocation(c) is not None} for c in s.claims]
+        texts = {v: k for k, v in facts.items()}
+        groups, omitted = st.group_nodes(state.cluster, nodes, np.vstack([codes.astype(np.int64), fact_of]))
+        out: list[JSON] = []
+        for g in groups:
+            entry: JSON = {"nodes": g.names, "nodeCount": g.count, "passed": int(codes[g.first]) == 0}
+            entry.update(json.loads(texts[int(fact_of[g.first])]))
+            out.append(entry)
+        details: JSON = {"claims": claims, "nodes": out}
+        if omitted:
+            details["omittedGroups"] = omitted
+        return details
 
     @staticmethod
     def _node_has_slices(allocator: Allocator, node: int) -> bool:
@@ -1279,6 +1465,7 @@ class DynamicResources:
                 t = tracker(state.cluster)
                 t.assumed[claim_key(updated)] = updated
                 t.touch()
+                state.record_details("PostFilter", NAME, {"deallocated": claim_ref(claim)})
                 return None, Status(Code.Unschedulable, "deallocation of ResourceClaim completed")
         return None, Status(Code.Unschedulable, "still not schedulable")
 
@@ -1349,9 +1536,13 @@ class DynamicResources:
                     f"want {len(pending)} claims"
                 )
             t = tracker(state.cluster)
+            in_flight: list[JSON] = []
             for n, index in enumerate(pending):
                 allocation = allocations[n]
                 s.reserved[index] = allocation
+                in_flight.append(
+                    {"claim": claim_ref(s.claims[index]), "devices": allocation_devices(allocation)}
+                )
                 claim = copy.deepcopy(s.claims[index])
                 md = claim.setdefault("metadata", {})
                 finalizers = list(md.get("finalizers") or [])
@@ -1360,6 +1551,7 @@ class DynamicResources:
                 claim.setdefault("status", {})["allocation"] = allocation
                 t.in_flight[claim_uid(claim)] = claim
             t.touch()
+            state.record_details("Reserve", NAME, {"inFlight": in_flight})
         return Status.success()
 
     def unreserve(self, state: CycleState, pod: Pod, node: str) -> None:
@@ -1405,6 +1597,7 @@ class DynamicResources:
         if not s.claims:
             return Status.success()
         t = tracker(state.cluster)
+        written: list[JSON] = []
         for index, claim in enumerate(s.claims):
             if _reserved_for_pod(pod, claim):
                 continue
@@ -1432,5 +1625,15 @@ class DynamicResources:
             if allocation is not None:
                 t.in_flight.pop(claim_uid(claim), None)
             s.claims[index] = updated
+            final = _allocation(updated)
+            written.append(
+                {
+                    "claim": claim_ref(updated),
+                    "devices": allocation_devices(final) if final is not None else [],
+                    "newlyAllocated": allocation is not None,
+                    "reservedFor": f"{pod.namespace}/{pod.name}",
+                }
+            )
         t.touch()
+        state.record_details("PreBind", NAME, {"claims": written})
         return Status.success()

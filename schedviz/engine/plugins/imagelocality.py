@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from ..errors import InputError
 from ..framework import MAX_NODE_SCORE, CycleState, Handle
+from ..framework.cycle_state import BARE_NODE_INFOS
 from ..objects import Pod
 from .helper import go_div
 
@@ -139,4 +140,8 @@ class ImageLocality:
                 continue
             # sumImageScores: each container whose image the node holds adds the scaled size
             sums += np.where(images.mask(name)[nodes], k * images.scaled_score(name), 0)
+        bare = state.get(BARE_NODE_INFOS)
+        if bare is not None:
+            # a NodeInfo a filter extender rebuilt has no image states
+            sums[bare[nodes]] = 0
         return calculate_priority(sums, num_containers)

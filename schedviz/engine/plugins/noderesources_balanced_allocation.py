@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..framework import CycleState, Handle, Status
+from ..framework.cycle_state import BARE_NODE_INFOS
 from ..objects import Pod
 from ..resources import ParsedPodResources
 from . import resource_allocation as ra
@@ -59,5 +60,6 @@ class BalancedAllocation:
             requests = self._pod_requests(pod)
             if not any(requests):
                 return np.zeros(len(nodes), dtype=np.int64)
-        alloc, req = ra.allocatable_and_requested(state.cluster, nodes, self.resources, requests, True)
+        bare = state.get(BARE_NODE_INFOS)
+        alloc, req = ra.allocatable_and_requested(state.cluster, nodes, self.resources, requests, True, bare)
         return ra.balanced(alloc, req)

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from ..errors import ConfigError
 from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..framework.cycle_state import BARE_NODE_INFOS
 from ..objects import Pod
 from ..resources import (
     CPU,
@@ -158,7 +159,8 @@ class Fit:
         if requests is None:
             # Score computes the requests itself when PreScore did not run
             requests = self._pod_requests(pod)
-        alloc, req = ra.allocatable_and_requested(state.cluster, nodes, self.resources, requests, False)
+        bare = state.get(BARE_NODE_INFOS)
+        alloc, req = ra.allocatable_and_requested(state.cluster, nodes, self.resources, requests, False, bare)
         return self._scorer(alloc, req)
 
 

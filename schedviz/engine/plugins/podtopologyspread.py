@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from ..errors import ConfigError, InputError
 from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..framework.cycle_state import BARE_NODE_INFOS
 from ..labels import LabelSelector, Requirement
 from ..nodeselectors import label_key_problems, required_node_affinity_mask
 from ..objects import KubeObject, Pod
@@ -833,11 +834,15 @@ class PodTopologySpread:
     def score(self, state: CycleState, pod: Pod, nodes: IntArray) -> IntArray:
         """scoring.go Score: sum over constraints of count * weight + (maxSkew - 1), rounded."""
         s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        bare = state.get(BARE_NODE_INFOS)
         total = np.zeros(len(nodes), dtype=np.float64)
         for e in s.entries:
             has = e.codes[nodes] >= 0
             if e.domain_of is None or e.counts is None:
                 cnt = e.per_node[nodes]
+                if bare is not None:
+                    # counted from the NodeInfo's pods: none on one a filter extender rebuilt
+                    cnt = np.where(bare[nodes], 0, cnt)
             else:
                 cnt = e.counts[e.domain_of[nodes]]
             term = cnt.astype(np.float64) * e.weight + float(e.constraint.max_skew - 1)

@@ -36,6 +36,7 @@ from .helper import go_div
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 # apis/config/types_pluginargs.go
 MAX_CUSTOM_PRIORITY_SCORE = 10
@@ -118,11 +119,14 @@ def allocatable_and_requested(
     resources: Sequence[ResourceSpec],
     pod_requests: Sequence[int],
     use_requested: bool,
+    bare: BoolArray | None = None,
 ) -> tuple[IntArray, IntArray]:
     """calculateResourceAllocatableRequest for each resource over ``nodes``: matrices of shape
     (len(resources), len(nodes)) holding the allocatable amount (0 means "not scored on this node")
-    and the node's requested amount plus the pod's."""
+    and the node's requested amount plus the pod's. Nodes marked in ``bare`` (a mask over all
+    nodes: NodeInfos a filter extender rebuilt, CycleState BARE_NODE_INFOS) request nothing."""
     n = len(nodes)
+    empty = bare[nodes] if bare is not None else None
     alloc = np.zeros((len(resources), n), dtype=np.int64)
     req = np.zeros((len(resources), n), dtype=np.int64)
     for i, spec in enumerate(resources):
@@ -144,7 +148,8 @@ def allocatable_and_requested(
         a = cluster.alloc(name)[nodes]
         alloc[i] = a
         # score() only fills entries whose allocatable is non-zero
-        req[i] = np.where(a != 0, used[nodes] + pod_req, 0)
+        u = used[nodes] if empty is None else np.where(empty, 0, used[nodes])
+        req[i] = np.where(a != 0, u + pod_req, 0)
     return alloc, req
 
 

@@ -8,9 +8,14 @@ FindPodVolumes for every node at once. Reserve assumes the chosen PVs (claimRef 
 to provision (selected-node annotation) into the assume caches, so the next cycles see them; Score
 only runs with the StorageCapacityScoring gate (off by default), so PreScore Skips.
 
+PreBind stands for BindPodVolumes and the PV controller it waits for: a statically bound claim
+becomes Bound to its volume (so later cycles see it bound), a claim to provision keeps its
+selected-node annotation. Stage details (docs/trace-format.md) show, per node, what each claim would
+get (the volume to bind, provisioning, or why neither), and at Reserve and PreBind the bindings.
+
 Not modelled: the translation of in-tree PVs to CSI before the node-affinity check (translated
-in-tree PVs gain topology affinity from their zone labels) and the wait for the PV controller in
-PreBind (there is none in a replay: PreBind succeeds and the assumed objects stay).
+in-tree PVs gain topology affinity from their zone labels) and the PV controller's own timing (the
+binding completes within PreBind).
 """
 
 from __future__ import annotations
@@ -43,8 +48,27 @@ MAX_UTILIZATION = 100
 _MAX_NODE_SCORE = 100
 _MAX_CUSTOM_PRIORITY_SCORE = 10
 
-# checkVolumeProvisions outcomes per claim and node
-_OK, _UNSUPPORTED, _NO_SPACE, _ERROR = 0, 1, 2, 3
+# checkVolumeProvisions outcomes per claim and node (_UNSUPPORTED: no provisioner; _TOPOLOGY: the
+# class's allowedTopologies exclude the node; both are upstream's "not satisfied")
+_OK, _UNSUPPORTED, _NO_SPACE, _ERROR, _TOPOLOGY = 0, 1, 2, 3, 4
+
+# What the trace's Filter details say about one claim on one node. Bound claims:
+_B_OK, _B_AFFINITY, _B_MISSING, _B_NOT_CHECKED = 0, 1, 2, 3
+# Unbound claims: the index of the chosen PV (>= 0), or one of these.
+_V_PROVISION = -1
+_V_NO_PROVISIONER = -2
+_V_TOPOLOGY = -3
+_V_NO_CAPACITY = -4
+_V_ERROR = -5
+_V_NOT_CHECKED = -6
+_V_OTHER_NODE = -7
+_V_FROM_PROVISION = {
+    _OK: _V_PROVISION,
+    _UNSUPPORTED: _V_NO_PROVISIONER,
+    _TOPOLOGY: _V_TOPOLOGY,
+    _NO_SPACE: _V_NO_CAPACITY,
+    _ERROR: _V_ERROR,
+}
 
 
 @dataclass
@@ -140,6 +164,114 @@ def _topology_mask(cluster: Any, terms: list[Any], nodes: IntArray, ident: str) 
             m &= cluster.label(str(e.get("key") or "")).isin(values)[nodes]
         out |= m
     return out
+
+
+def _claim_key(pvc: st.JSON) -> str:
+    return f"{st.namespace_of(pvc)}/{st.name_of(pvc)}"
+
+
+def _filter_details(
+    cluster: Any,
+    claims: _Claims,
+    order: list[st.JSON],
+    candidates: list[list[st.JSON]],
+    capacities: list[st.JSON],
+    claim_errors: dict[int, str],
+    nodes: IntArray,
+    keys: IntArray,
+) -> dict[str, Any]:
+    """The Filter stage's details: the pod's claims, then nodes grouped by what each claim would get
+    there (the volume to bind, provisioning, or why not). ``keys`` rows: Filter code, one row per bound
+    claim, one per unbound claim (in ``order``), then one CSIStorageCapacity index per unbound claim."""
+    nb, m = len(claims.bound), len(order)
+    info: list[dict[str, Any]] = []
+    for pvc in claims.bound:
+        info.append(
+            {
+                "claim": _claim_key(pvc),
+                "storageClass": st.pvc_class(pvc),
+                "phase": "Bound",
+                "volume": str(st.spec(pvc).get("volumeName") or ""),
+            }
+        )
+    for pvc in order:
+        entry: dict[str, Any] = {
+            "claim": _claim_key(pvc),
+            "storageClass": st.pvc_class(pvc),
+            "phase": "Unbound",
+            "bindingMode": "WaitForFirstConsumer",
+        }
+        selected = st.annotations_of(pvc).get(st.ANN_SELECTED_NODE)
+        if selected is not None:
+            entry["selectedNode"] = str(selected)
+        info.append(entry)
+    groups, omitted = st.group_nodes(cluster, nodes, keys)
+    out: list[dict[str, Any]] = []
+    for g in groups:
+        row = keys[:, g.first].tolist()
+        decisions: dict[str, Any] = {}
+        for b, pvc in enumerate(claims.bound):
+            code, volume = row[1 + b], str(st.spec(pvc).get("volumeName") or "")
+            if code == _B_OK:
+                decisions[_claim_key(pvc)] = {"volume": volume}
+            elif code == _B_AFFINITY:
+                decisions[_claim_key(pvc)] = {
+                    "volume": volume,
+                    "problem": "the PersistentVolume's node affinity does not match the node",
+                }
+            elif code == _B_MISSING:
+                decisions[_claim_key(pvc)] = {
+                    "volume": volume,
+                    "problem": "the PersistentVolume does not exist",
+                }
+        for c, pvc in enumerate(order):
+            code, cap = row[1 + nb + c], row[1 + nb + m + c]
+            cls = st.pvc_class(pvc)
+            decision: dict[str, Any]
+            if code >= 0:
+                decision = {"bind": st.name_of(candidates[c][code])}
+            elif code == _V_PROVISION:
+                decision = {"provision": cls}
+                if cap >= 0:
+                    decision["capacity"] = st.name_of(capacities[cap]) or f"#{cap}"
+            elif code == _V_NO_PROVISIONER:
+                decision = {
+                    "problem": f'no available PersistentVolume matches and StorageClass "{cls}" has no provisioner'
+                }
+            elif code == _V_TOPOLOGY:
+                decision = {
+                    "problem": f'no available PersistentVolume matches and StorageClass "{cls}" '
+                    "cannot provision here (allowedTopologies)"
+                }
+            elif code == _V_NO_CAPACITY:
+                decision = {
+                    "problem": f'no CSIStorageCapacity of StorageClass "{cls}" for the node has room for the claim'
+                }
+            elif code == _V_ERROR:
+                decision = {"problem": claim_errors.get(c, "error")}
+            elif code == _V_OTHER_NODE:
+                node = st.annotations_of(pvc).get(st.ANN_SELECTED_NODE)
+                decision = {
+                    "problem": f'the claim is being provisioned for node "{node}" ({st.ANN_SELECTED_NODE})'
+                }
+            else:
+                continue  # not looked at: an earlier claim already ruled the node out
+            decisions[_claim_key(pvc)] = decision
+        out.append({"nodes": g.names, "nodeCount": g.count, "passed": row[0] == 0, "claims": decisions})
+    details: dict[str, Any] = {"claims": info, "nodes": out}
+    if omitted:
+        details["omittedGroups"] = omitted
+    return details
+
+
+def _volumes_details(volumes: PodVolumes, node: str) -> dict[str, Any]:
+    return {
+        "bindings": [{"claim": _claim_key(pvc), "volume": st.name_of(pv)} for pvc, pv in volumes.static],
+        "provisions": [
+            {"claim": _claim_key(pvc), "storageClass": st.pvc_class(pvc), "selectedNode": node}
+            for pvc, _cap in volumes.provisions
+        ],
+    }
 
 
 class VolumeBinding:
@@ -269,12 +401,16 @@ class VolumeBinding:
         bound_ok = all_nodes.copy()
         pvs_found = all_nodes.copy()
         decided = np.zeros(n, dtype=bool)
-        for pvc in claims.bound:
+        bound_codes = np.full((len(claims.bound), n), _B_NOT_CHECKED, dtype=np.int64)
+        for b_i, pvc in enumerate(claims.bound):
             pv = st.cached_pv(cluster, str(st.spec(pvc).get("volumeName") or ""))
             if pv is None:
+                bound_codes[b_i] = np.where(decided, _B_NOT_CHECKED, _B_MISSING)
                 pvs_found &= decided
                 break
-            fail = ~decided & ~st.pv_affinity_mask(cluster, pv, nodes)
+            fits = st.pv_affinity_mask(cluster, pv, nodes)
+            bound_codes[b_i] = np.where(decided, _B_NOT_CHECKED, np.where(fits, _B_OK, _B_AFFINITY))
+            fail = ~decided & ~fits
             bound_ok &= ~fail
             decided |= fail
 
@@ -292,14 +428,18 @@ class VolumeBinding:
         choice = np.full((m, n), -1, dtype=np.int64)
         provision = np.zeros((m, n), dtype=bool)
         cap_choice = np.full((m, n), -1, dtype=np.int64)
+        outcome = np.full((m, n), _V_NOT_CHECKED, dtype=np.int64)
+        claim_errors: dict[int, str] = {}
         candidates: list[list[st.JSON]] = [[] for _ in order]
         capacities = st.view(cluster).capacities
         if order:
             names = np.asarray([cluster.names[int(i)] for i in nodes], dtype=object)
             # A claim already given to a node by an earlier cycle fits only that node (fast path).
             fast_fail = np.zeros(n, dtype=bool)
-            for claim in annotated:
-                fast_fail |= names != str(st.annotations_of(claim)[st.ANN_SELECTED_NODE])
+            for c, claim in enumerate(annotated):
+                elsewhere = names != str(st.annotations_of(claim)[st.ANN_SELECTED_NODE])
+                outcome[c][elsewhere] = _V_OTHER_NODE
+                fast_fail |= elsewhere
             live = ~fast_fail
             unbound_ok &= live
             provision[: len(annotated)] = live
@@ -311,6 +451,7 @@ class VolumeBinding:
                 result = self._match(cluster, pvc, pvs, nodes, choice, candidates, c)
                 choice[c] = np.where(live, result, -1)
                 provision[c] = live & (choice[c] < 0)
+                outcome[c] = np.where(choice[c] >= 0, choice[c], outcome[c])
             # checkVolumeProvisions: the first claim (in provisioning order) that cannot be
             # provisioned on the node decides.
             undecided = live.copy()
@@ -320,8 +461,12 @@ class VolumeBinding:
                     continue
                 code, cap_idx, msg = self._provision_outcome(cluster, pvc, nodes, capacities)
                 cap_choice[c] = np.where(member, cap_idx, -1)
+                if msg:
+                    claim_errors[c] = msg
+                for k_code, v_code in _V_FROM_PROVISION.items():
+                    outcome[c][member & (code == k_code)] = v_code
                 bad = member & (code != _OK)
-                unbound_ok &= ~(bad & (code == _UNSUPPORTED))
+                unbound_ok &= ~(bad & ((code == _UNSUPPORTED) | (code == _TOPOLOGY)))
                 sufficient &= ~(bad & (code == _NO_SPACE))
                 is_err = bad & (code == _ERROR)
                 if is_err.any():
@@ -341,6 +486,20 @@ class VolumeBinding:
             s.by_node[int(nodes[k])] = (batch, int(k))
         if len(passed) and m and (choice[:, passed] >= 0).any():
             s.has_static_bindings = True
+        state.record_details(
+            "Filter",
+            NAME,
+            _filter_details(
+                cluster,
+                claims,
+                order,
+                candidates,
+                capacities,
+                claim_errors,
+                nodes,
+                np.vstack([verdicts.codes.astype(np.int64), bound_codes, outcome, cap_choice]),
+            ),
+        )
         return verdicts
 
     @staticmethod
@@ -461,7 +620,7 @@ class VolumeBinding:
         topo = _topology_mask(
             cluster, st.as_list(sc.get("allowedTopologies"), ident, "allowedTopologies"), nodes, ident
         )
-        code = np.where(topo, _OK, _UNSUPPORTED).astype(np.int64)
+        code = np.where(topo, _OK, _TOPOLOGY).astype(np.int64)
         size = st.pvc_request(pvc)
         if size is None:
             return code, cap_idx, ""
@@ -524,6 +683,7 @@ class VolumeBinding:
             new_prov.append((clone, None))
         s.assumed[idx] = PodVolumes(new_static, new_prov)
         s.all_bound = False
+        state.record_details("Reserve", NAME, {"assumed": _volumes_details(s.assumed[idx], node)})
         return Status.success()
 
     def _all_bound(self, state: CycleState, pod: Pod) -> bool:
@@ -549,8 +709,10 @@ class VolumeBinding:
             return
         # RevertAssumedPodVolumes: the caches go back to the informer's objects.
         cache = st.assumed(cluster)
-        for _pvc, pv in volumes.static:
+        for pvc, pv in volumes.static:
             cache.pvs.pop(st.name_of(pv), None)
+            # The claim is only assumed once PreBind played the PV controller.
+            cache.pvcs.pop((st.namespace_of(pvc), st.name_of(pvc)), None)
         for pvc, _cap in volumes.provisions:
             cache.pvcs.pop((st.namespace_of(pvc), st.name_of(pvc)), None)
 
@@ -571,9 +733,20 @@ class VolumeBinding:
             return Status.error("not found")
         if s.all_bound:
             return Status.success()
-        if s.pod_volumes(state.cluster.index[node]) is None:
+        volumes = s.pod_volumes(state.cluster.index[node])
+        if volumes is None:
             return Status.error(f'no pod volume found for node "{node}"')
-        # BindPodVolumes would write the assumed objects and wait for the PV controller.
+        # BindPodVolumes writes the assumed objects and waits for the PV controller; the replay
+        # plays the controller for static bindings (claim and volume Bound) so that later cycles see
+        # them bound. Claims to provision keep their selected-node annotation: the provisioner's PV
+        # is unknown.
+        cache = st.assumed(state.cluster)
+        for pvc, pv in volumes.static:
+            claim = st.cached_pvc(state.cluster, st.namespace_of(pvc), st.name_of(pvc)) or pvc
+            bound_pvc, bound_pv = st.complete_binding(claim, pv)
+            cache.pvcs[(st.namespace_of(bound_pvc), st.name_of(bound_pvc))] = bound_pvc
+            cache.pvs[st.name_of(bound_pv)] = bound_pv
+        state.record_details("PreBind", NAME, _volumes_details(volumes, node))
         return Status.success()
 
     # ----- PreScore / Score -------------------------------------------------------------------

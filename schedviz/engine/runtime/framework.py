@@ -39,6 +39,7 @@ from ..framework import (
     ScorePlugin,
     Status,
 )
+from ..framework.waiting import MAX_TIMEOUT_NS, seconds_to_ns
 from ..objects import Pod
 from . import registry
 
@@ -333,23 +334,30 @@ class Framework:
             pl.unreserve(state, pod, node)
             stages.append(Stage("Unreserve", pl.name, "Success", "", _micros(t0)))
 
-    def run_permit(self, state: CycleState, pod: Pod, node: str, stages: list[Stage]) -> tuple[Status, float]:
-        waiting = False
-        timeout = 0.0
+    def run_permit(
+        self, state: CycleState, pod: Pod, node: str, stages: list[Stage]
+    ) -> tuple[Status, dict[str, int]]:
+        """RunPermitPlugins: a rejection or an error ends the loop; Wait collects every waiting
+        plugin's timeout (ns, at most 15 minutes), returned with a Wait status."""
+        waits: dict[str, int] = {}
         for pl in self.permit:
             t0 = time.perf_counter()
-            s, t = pl.permit(state, pod, node)
+            s, timeout = pl.permit(state, pod, node)
             stages.append(Stage("Permit", pl.name, s.code.name, s.message(), _micros(t0)))
             if s.is_success():
                 continue
+            if s.is_rejected():
+                return s.with_plugin(pl.name), {}
             if s.code == Code.Wait:
-                waiting = True
-                timeout = t if not timeout else min(timeout, t)
+                waits[pl.name] = min(seconds_to_ns(timeout), MAX_TIMEOUT_NS)
                 continue
-            return s.with_plugin(pl.name), 0.0
-        if waiting:
-            return Status(Code.Wait), timeout
-        return Status.success(), 0.0
+            # Status.AsError: nil for Skip, which %w prints as below
+            err = s.message() if s.code == Code.Error else "%!w(<nil>)"
+            return Status(Code.Error, f'running Permit plugin "{pl.name}": {err}', plugin=pl.name), {}
+        if waits:
+            msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"'
+            return Status(Code.Wait, msg), waits
+        return Status.success(), {}
 
     def run_pre_bind_pre_flight(self, state: CycleState, pod: Pod, node: str, stages: list[Stage]) -> Status:
         """RunPreBindPreFlights: Success if any PreBind plugin will act, Skip if none will.
@@ -426,3 +434,19 @@ class ReasonTable:
             self.items.append(reasons)
             self._index[reasons] = i
         return i
+
+
+def attach_stage_details(state: CycleState, stages: list[Stage]) -> None:
+    """Move what plugins recorded with ``CycleState.record_details`` into the cycle's stages.
+
+    Each (point, plugin) entry goes to the first stage of that plugin at that point; entries
+    without a stage (a call the trace does not show) are dropped.
+    """
+    pending = state.stage_details
+    if not pending:
+        return
+    for s in stages:
+        d = pending.pop((s.point, s.plugin), None)
+        if d is not None:
+            s.details.update(d)
+    pending.clear()

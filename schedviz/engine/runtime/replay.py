@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,12 +21,24 @@ import numpy.typing as npt
 
 from ..cluster import ClusterState
 from ..config import SchedulerConfig, load_config
-from ..framework import Code, CycleState, Handle, NodeToStatus, Status
+from ..framework import (
+    Clock,
+    Code,
+    CycleState,
+    Handle,
+    NodeToStatus,
+    PermitEvent,
+    Status,
+    WaitingPod,
+    WaitingPods,
+)
+from ..framework.cycle_state import BARE_NODE_INFOS
 from ..loader import Snapshot
 from ..objects import Pod
-from ..trace import NOT_EVALUATED, CycleRecord, ReplayTrace
+from ..trace import BINDING, NOT_EVALUATED, CycleRecord, ReplayTrace
+from . import extenders as ext
 from . import registry
-from .framework import CycleError, Framework, ReasonTable, Stage
+from .framework import CycleError, Framework, ReasonTable, Stage, attach_stage_details
 
 IntArray = npt.NDArray[np.int64]
 
@@ -39,8 +51,28 @@ ERR_NO_NODES = "no nodes available to schedule pods"
 
 @dataclass
 class ReplayOptions:
+    """How to replay.
+
+    ``cycle_seconds``: replay time each queue entry takes. The replay clock starts at the latest
+    creationTimestamp of the snapshot's objects (0 when none has one); the first pod of the queue
+    is tried at that time and every later one ``cycle_seconds`` after the previous one. Permit
+    timers fire on the way (a deadline equal to a cycle's time fires before that cycle); once the
+    queue is empty, the clock jumps from deadline to deadline until no pod waits at Permit.
+    """
+
     all_nodes: bool = False
     features: dict[str, bool] = field(default_factory=dict)
+    cycle_seconds: float = 0.01
+
+
+def start_time(snapshot: Snapshot) -> float:
+    """The replay clock's start: the latest creationTimestamp among the snapshot's objects, or 0."""
+    times = [
+        o.meta.creation
+        for o in (*snapshot.nodes, *snapshot.pods, *snapshot.objects)
+        if o.meta.creation is not None
+    ]
+    return max(times, default=0.0)
 
 
 def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int | None, num_all: int) -> int:
@@ -95,13 +127,18 @@ class Replay:
         if config is None:
             config = load_config(snapshot.config, implements=registry.implements_table())
         self.config = config
+        # scheduler.go buildExtenders: non-ignorable extenders first; ignoredByScheduler resources
+        # go into every profile's NodeResourcesFit ignoredResources.
+        self.extenders = ext.build_extenders(config)
         self.cluster: ClusterState = snapshot.cluster()
-        self.handle = Handle(self.cluster, self.options.features)
+        # Replay time and the pods waiting at Permit, shared by every profile (scheduler.go).
+        self.clock = Clock(start_time(snapshot))
+        self.waiting = WaitingPods(self.clock)
+        self._informer_pods = [p for p in snapshot.pods if not p.terminal]
+        self.handle = self._new_handle("")
         self.frameworks: dict[str, Framework] = {}
-        for prof in config.profiles:
-            self.frameworks[prof.scheduler_name] = Framework(
-                prof, Handle(self.cluster, self.options.features, prof.scheduler_name)
-            )
+        for prof in ext.profiles_with_ignored_resources(config):
+            self.frameworks[prof.scheduler_name] = Framework(prof, self._new_handle(prof.scheduler_name))
         self.reasons = ReasonTable()
         self.next_start_node_index = 0
         self.trace = ReplayTrace(
@@ -111,6 +148,14 @@ class Replay:
         )
         self._seq = 0
         self._preview = False
+        self._target: Pod | None = None
+
+    def _new_handle(self, profile: str) -> Handle:
+        h = Handle(self.cluster, self.options.features, profile)
+        h.waiting_pods = self.waiting
+        h.pods = self._informer_pods
+        h.extenders = self.extenders
+        return h
 
     # ----- queue -------------------------------------------------------------------------
     def queue(self) -> list[Pod]:
@@ -137,19 +182,56 @@ class Replay:
         return self.trace
 
     def cycles(self) -> Iterator[CycleRecord]:
-        for pod in self.queue():
-            rec = self.schedule_one(pod)
-            self.trace.cycles.append(rec)
-            yield rec
+        """Every record, in order: one per queued pod, plus a Binding record for each pod that
+        waited at Permit, right after the record during which it was allowed or rejected (or at
+        the deadline where it timed out)."""
+        yield from self._run(None)
 
     def run_until(self, pod_key: str) -> Pod:
         """Run (and record) the cycles of the pods queued before ``pod_key``; return that pod, whose
-        cycle has not run yet. KeyError when ``pod_key`` ("namespace/name") is not a pending pod."""
-        for pod in self.queue():
-            if pod.key == pod_key:
-                return pod
-            self.trace.cycles.append(self.schedule_one(pod))
-        raise KeyError(pod_key)
+        cycle has not run yet (the clock is at its time). KeyError when ``pod_key``
+        ("namespace/name") is not a pending pod."""
+        self._target = None
+        for _ in self._run(pod_key):
+            pass
+        if self._target is None:
+            raise KeyError(pod_key)
+        return self._target
+
+    def _run(self, stop_before: str | None) -> Iterator[CycleRecord]:
+        step = round(self.options.cycle_seconds * 1e9)
+        for k, pod in enumerate(self.queue()):
+            yield from self._advance(self.clock.ns + (step if k else 0))
+            if pod.key == stop_before:
+                self._target = pod
+                return
+            rec = self.schedule_one(pod)
+            self.trace.cycles.append(rec)
+            yield rec
+            yield from self._settle()
+        # The queue is empty: the clock runs from one Permit deadline to the next.
+        while (nxt := self.waiting.next_deadline()) is not None:
+            yield from self._advance(nxt[0])
+
+    def _advance(self, target_ns: int) -> Iterator[CycleRecord]:
+        """Move the clock to ``target_ns``, firing the Permit timers that expire on the way."""
+        while (nxt := self.waiting.next_deadline()) is not None and nxt[0] <= target_ns:
+            deadline, wp = nxt
+            self.clock.advance_to(deadline)
+            carry: list[PermitEvent] = []
+            self.waiting.events = carry
+            wp.expire()
+            yield from self._settle(carry)
+        self.clock.advance_to(target_ns)
+
+    def _settle(self, carry: list[PermitEvent] | None = None) -> Iterator[CycleRecord]:
+        """Finish the binding cycles of the waiting pods allowed or rejected so far, in that order."""
+        while self.waiting.signalled:
+            wp = self.waiting.signalled[0]
+            rec = self._finish_waiting(wp, carry if carry is not None else [])
+            carry = None
+            self.trace.cycles.append(rec)
+            yield rec
 
     def preview(self, pod: Pod, *, all_nodes: bool | None = None) -> CycleRecord:
         """``pod``'s cycle against the cluster as it is now, up to the choice of a node.
@@ -159,15 +241,17 @@ class Replay:
         the binding cycle do not, so a "Scheduled" result only means a node was selected. The replay
         is left as it was: cluster, start index, sequence number and trace.
         """
-        saved = (self.next_start_node_index, self._seq, self.options)
+        saved = (self.next_start_node_index, self._seq, self.options, self.waiting.events)
         if all_nodes is not None:
-            self.options = ReplayOptions(all_nodes=all_nodes, features=self.options.features)
+            self.options = replace(self.options, all_nodes=all_nodes)
         self._preview = True
+        self.waiting.dry_run = True  # plugins must not allow, reject or change lasting state
         try:
             return self.schedule_one(pod)
         finally:
-            self.next_start_node_index, self._seq, self.options = saved
+            self.next_start_node_index, self._seq, self.options, self.waiting.events = saved
             self._preview = False
+            self.waiting.dry_run = False
 
     # ----- one pod -------------------------------------------------------------------------
     def schedule_one(self, pod: Pod) -> CycleRecord:
@@ -180,8 +264,12 @@ class Replay:
                 result="NotHandled",
                 seq=self._seq,
                 error=f'no profile for schedulerName "{pod.scheduler_name}"',
+                time=self.clock.now(),
             )
-        rec = CycleRecord(pod=pod.key, profile=fw.name, result="Scheduled", seq=self._seq)
+        rec = CycleRecord(
+            pod=pod.key, profile=fw.name, result="Scheduled", seq=self._seq, time=self.clock.now()
+        )
+        self.waiting.events = rec.permit_events
         rec.filter_plugin_names = fw.filter_names
         s = fw.run_pre_enqueue(pod, rec.stages)
         if not s.is_success():
@@ -196,6 +284,8 @@ class Replay:
             rec.result = "Error"
             rec.error = str(exc)
             rec.message = str(exc)
+        finally:
+            attach_stage_details(state, rec.stages)
         return rec
 
     def _schedule(self, fw: Framework, state: CycleState, pod: Pod, rec: CycleRecord) -> None:
@@ -217,6 +307,9 @@ class Replay:
             rec.filter_reasons[:] = rid
             rec.filter_plugin_names = [*fw.filter_names, pre_status.plugin]
             rec.filter_plugins[:] = len(fw.filter_names)
+            rec.unschedulable_plugins = sorted(
+                narrowed | ({pre_status.plugin} if pre_status.plugin else set())
+            )
             self._fail(fw, state, pod, rec, statuses, pre_status, pre_status.message())
             return
 
@@ -244,7 +337,8 @@ class Replay:
             to_find = num_feasible_nodes_to_find(
                 fw.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score, num_nodes
             )
-        if not fw.score and not self._has_extender_filters():
+        # hasExtenderFilters / hasScoring: without either, the first feasible node will do
+        if not self._has_extender_filters() and not (fw.score or self._has_extender_prioritizers()):
             to_find = 1
         rec.start_index = self.next_start_node_index
         rec.nodes_to_find = to_find
@@ -279,6 +373,13 @@ class Replay:
                     continue
                 rec.stages.append(Stage("Filter", name, "Success", "", timings.get(name, 0)))
 
+        rejectors: set[str] | None = None
+        ext_run: ext.FilterRun | None = None
+        if self.extenders and len(feasible):
+            rejectors = self._rejecting_filter_plugins(rec)  # before extender verdicts replace any
+            ext_run = self._filter_extenders(state, pod, rec, feasible)
+            feasible = ext_run.feasible
+
         rec.feasible = feasible
         if len(feasible) == 0:
             # Only a failed cycle needs every rejected node's Status (PostFilter, the message).
@@ -287,6 +388,17 @@ class Replay:
             rids = rec.filter_reasons
             for i in rec.evaluation_order.tolist():
                 statuses[i] = Status(Code(int(codes[i])), *self.reasons.items[int(rids[i])])
+            if ext_run is not None:
+                # findNodesThatPassExtenders: statuses the extenders set, wherever the node was;
+                # nodes dropped without one have no status (they count as absent).
+                for i in ext_run.silent:
+                    statuses.pop(i, None)
+                for i, st in ext_run.statuses.items():
+                    statuses[i] = Status(st.code, *st.reasons)
+            marker = {ext.EXTENDER_PLUGIN_NAME} if ext_run is not None and ext_run.filtered_some else set()
+            if rejectors is None:
+                rejectors = self._rejecting_filter_plugins(rec)
+            rec.unschedulable_plugins = sorted(narrowed | rejectors | marker)
             self._fail(fw, state, pod, rec, statuses, absent, "")
             return
 
@@ -301,13 +413,61 @@ class Replay:
             chosen = self._score(fw, state, pod, rec, feasible)
         self._commit(fw, state, pod, rec, chosen)
 
+    @staticmethod
+    def _rejecting_filter_plugins(rec: CycleRecord) -> set[str]:
+        """Diagnosis.AddPluginStatus over the Filter verdicts: every plugin that rejected a node."""
+        if rec.evaluation_order is None or rec.filter_plugins is None or not len(rec.evaluation_order):
+            return set()
+        ids = rec.filter_plugins[rec.evaluation_order]
+        names = rec.filter_plugin_names
+        return {names[int(k)] for k in np.unique(ids[ids >= 0]).tolist() if int(k) < len(names)}
+
+    def _filter_extenders(
+        self, state: CycleState, pod: Pod, rec: CycleRecord, feasible: IntArray
+    ) -> ext.FilterRun:
+        """findNodesThatPassExtenders after the Filter plugins; verdicts go into the node arrays
+        under the extender's name. A failing non-ignorable extender fails the cycle (Error)."""
+        try:
+            run = ext.run_filters(self.extenders, pod, self.cluster, feasible, rec.stages)
+        except ext.ExtenderError as exc:
+            raise CycleError(str(exc)) from None
+        assert (
+            rec.filter_codes is not None and rec.filter_plugins is not None and rec.filter_reasons is not None
+        )
+        names = list(rec.filter_plugin_names)
+        pid: dict[str, int] = {}
+
+        def plugin_id(name: str) -> int:
+            if name not in pid:
+                pid[name] = len(names)
+                names.append(name)
+            return pid[name]
+
+        for i, st in run.statuses.items():
+            rec.filter_codes[i] = int(st.code)
+            rec.filter_plugins[i] = plugin_id(st.plugin)
+            rec.filter_reasons[i] = self.reasons.intern(st.reasons)
+        for i, name in run.silent.items():
+            # dropped without a failure message: the absent status's code, no reasons
+            rec.filter_codes[i] = int(Code.UnschedulableAndUnresolvable)
+            rec.filter_plugins[i] = plugin_id(name)
+            rec.filter_reasons[i] = self.reasons.intern(())
+        rec.filter_plugin_names = names
+        if run.bare is not None:
+            state.write(BARE_NODE_INFOS, run.bare)
+        return run
+
     def _has_extender_filters(self) -> bool:
-        return any(e.get("filterVerb") for e in self.config.extenders)
+        return any(e.is_filter() for e in self.extenders)
+
+    def _has_extender_prioritizers(self) -> bool:
+        return any(e.is_prioritizer() for e in self.extenders)
 
     def _score(self, fw: Framework, state: CycleState, pod: Pod, rec: CycleRecord, feasible: IntArray) -> int:
         if not fw.score:
+            # prioritizeNodes: every node scores 1 when nothing scores, 0 plus the extenders' otherwise
             rec.scored = True
-            rec.totals = np.ones(len(feasible), dtype=np.int64)
+            rec.totals = np.full(len(feasible), 0 if self.extenders else 1, dtype=np.int64)
             rec.raw_scores = np.zeros((0, len(feasible)), dtype=np.int64)
             rec.normalized_scores = rec.raw_scores
         else:
@@ -320,11 +480,29 @@ class Replay:
             rec.raw_scores = so.raw
             rec.normalized_scores = so.normalized
             rec.totals = so.total
+        if self.extenders:
+            self._prioritize_extenders(pod, rec, feasible)
         totals = rec.totals
         best = int(totals.max())
         tied = feasible[totals == best]
         rec.tied = np.sort(tied)
         return int(rec.tied[0])
+
+    def _prioritize_extenders(self, pod: Pod, rec: CycleRecord, feasible: IntArray) -> None:
+        """prioritizeNodes' extender part: each prioritizer is a score column (raw = its score,
+        normalized = score * MaxNodeScore/MaxExtenderPriority, weight = its weight) added to the
+        total; one whose call failed gives no score and is listed as skipped."""
+        assert rec.raw_scores is not None and rec.normalized_scores is not None and rec.totals is not None
+        cols = ext.run_prioritize(self.extenders, pod, self.cluster, feasible, rec.stages)
+        ok = [c for c in cols if c.ok]
+        rec.skipped_score_plugins = [*rec.skipped_score_plugins, *(c.name for c in cols if not c.ok)]
+        if not ok:
+            return
+        rec.score_plugins = [*rec.score_plugins, *(c.name for c in ok)]
+        rec.score_weights = [*rec.score_weights, *(c.weight for c in ok)]
+        rec.raw_scores = np.vstack([rec.raw_scores, *(c.raw for c in ok)])
+        rec.normalized_scores = np.vstack([rec.normalized_scores, *(c.normalized for c in ok)])
+        rec.totals = rec.totals + np.sum([c.weighted for c in ok], axis=0, dtype=np.int64)
 
     def _fail(
         self,
@@ -363,9 +541,9 @@ class Replay:
             self.cluster.remove_pod(pod)
             self._reject_after_selection(rec, node, s)
             return
-        s, _timeout = fw.run_permit(state, pod, node, rec.stages)
+        s, waits = fw.run_permit(state, pod, node, rec.stages)
         if s.code == Code.Wait:
-            rec.result = "Waiting"
+            self._wait(fw, state, pod, node, rec, waits)
             return
         if not s.is_success():
             fw.run_unreserve(state, pod, node, rec.stages)
@@ -374,19 +552,84 @@ class Replay:
             return
         # The binding cycle (schedule_one.go bindingCycle).
         s = fw.run_pre_bind_pre_flight(state, pod, node, rec.stages)
-        if s.code != Code.Error:
-            s = fw.run_pre_bind(state, pod, node, rec.stages)
+        if s.code == Code.Error:
+            self._binding_failed(fw, state, pod, node, rec, s)
+            return
+        self._bind(fw, state, pod, node, rec)
+
+    def _bind(self, fw: Framework, state: CycleState, pod: Pod, node: str, rec: CycleRecord) -> None:
+        """PreBind, Bind and PostBind: the binding cycle once Permit let the pod through."""
+        s = fw.run_pre_bind(state, pod, node, rec.stages)
         if s.is_success():
-            s = fw.run_bind(state, pod, node, rec.stages)
+            # schedule_one.go bind: an interested binder extender binds instead of the Bind plugins
+            bound = ext.run_bind(self.extenders, pod, node, rec.stages) if self.extenders else None
+            s = bound if bound is not None else fw.run_bind(state, pod, node, rec.stages)
         if not s.is_success():
-            fw.run_unreserve(state, pod, node, rec.stages)
-            self.cluster.remove_pod(pod)
-            rec.result = "Error"
-            rec.error = s.message()
-            rec.message = s.message()
+            self._binding_failed(fw, state, pod, node, rec, s)
             return
         fw.run_post_bind(state, pod, node, rec.stages)
         rec.result = "Scheduled"
+
+    def _binding_failed(
+        self, fw: Framework, state: CycleState, pod: Pod, node: str, rec: CycleRecord, s: Status
+    ) -> None:
+        """schedule_one.go handleBindingCycleError: Unreserve, then forget the assumed pod."""
+        fw.run_unreserve(state, pod, node, rec.stages)
+        self.cluster.remove_pod(pod)
+        rec.result = "Error"
+        rec.error = s.message()
+        rec.message = s.message()
+
+    def _wait(
+        self, fw: Framework, state: CycleState, pod: Pod, node: str, rec: CycleRecord, waits: dict[str, int]
+    ) -> None:
+        """Permit answered Wait: the pod keeps its place on the node (it stays assumed) and waits.
+
+        Its binding cycle starts at once and runs PreBindPreFlight before it blocks in WaitOnPermit
+        (schedule_one.go bindingCycle); a PreBindPreFlight error ends it there. The rest runs in a
+        Binding record when the pod is allowed, rejected or times out (``_finish_waiting``).
+        """
+        rec.result = "Waiting"
+        wp = self.waiting.add(pod, node, waits)
+        wp.context = (fw, state, rec.seq)
+        s = fw.run_pre_bind_pre_flight(state, pod, node, rec.stages)
+        if s.code == Code.Error:
+            # Upstream leaves the pod in the waiting map, where signals no longer reach anything.
+            self.waiting.remove(pod.uid)
+            self._binding_failed(fw, state, pod, node, rec, s)
+
+    def _finish_waiting(self, wp: WaitingPod, events: list[PermitEvent]) -> CycleRecord:
+        """The Binding record of a pod that waited at Permit: WaitOnPermit returned (bindingCycle).
+
+        Allowed: PreBind, Bind, PostBind at the current replay time. Rejected (by a plugin or a
+        timeout): Unreserve in reverse order and the pod is forgotten; the message is the FitError
+        of the one node it held, as upstream builds it.
+        """
+        fw, state, follows = wp.context
+        pod, node = wp.pod, wp.node
+        self._seq += 1
+        rec = CycleRecord(
+            pod=pod.key,
+            profile=fw.name,
+            result="Scheduled",
+            seq=self._seq,
+            selected_node=node,
+            time=self.clock.now(),
+            kind=BINDING,
+            follows=follows,
+            permit_events=events,
+        )
+        self.waiting.events = rec.permit_events
+        self.waiting.remove(pod.uid)  # WaitOnPermit's deferred remove
+        status = wp.status if wp.status is not None else Status.success()
+        if status.is_success():
+            self._bind(fw, state, pod, node, rec)
+        else:
+            fw.run_unreserve(state, pod, node, rec.stages)
+            self.cluster.remove_pod(pod)
+            self._reject_after_selection(rec, node, status)
+        attach_stage_details(state, rec.stages)
+        return rec
 
     def _reject_after_selection(self, rec: CycleRecord, node: str, s: Status) -> None:
         if s.is_rejected():

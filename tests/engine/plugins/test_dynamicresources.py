@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -11,7 +10,6 @@ import pytest
 from schedviz.engine.errors import InputError
 from schedviz.engine.framework import Code, CycleState, Handle, NodeToStatus, Status
 from schedviz.engine.objects import KubeObject, Pod
-from schedviz.engine.plugins import _cel
 from schedviz.engine.plugins.dynamicresources import DynamicResources, get_claim, tracker
 from tests.engine.builders import all_nodes, cluster, node, pod
 from tests.engine.plugins._storage_builders import (
@@ -204,7 +202,8 @@ def test_cel_runtime_error_is_an_error() -> None:
 
 
 def test_unsupported_cel_names_the_object() -> None:
-    claim = resource_claim("c", exact("gpu", 1, "gpu", "device.attributes.exists(d, true)"))
+    # Two-variable comprehensions are in Kubernetes' CEL environment but not evaluated here.
+    claim = resource_claim("c", exact("gpu", 1, "gpu", "device.attributes.exists(d, ids, true)"))
     c, pl, st, p = setup([GPU, *SLICES, claim], "c")
     pl.pre_filter(st, p)
     with pytest.raises(InputError, match="ResourceClaim default/c"):
@@ -511,78 +510,203 @@ def test_v1beta1_objects() -> None:
     assert verdicts([GPU, slice_beta, claim_beta], "c") == [CANNOT, CANNOT, OK]
 
 
-# ----- the CEL subset ----------------------------------------------------------------------------------
-
-ENV = _cel.device_env(
-    "gpu.example.com",
-    {
-        "model": "a100",
-        "index": 2,
-        "gpu.example.com/mig": True,
-        "other.io/driverVersion": _cel.Semver(1, 2, 3),
-    },
-    {"memory": _cel.Quantity(Decimal(80 * 2**30))},
-)
-
-
-@pytest.mark.parametrize(
-    ("expr", "want"),
-    [
-        ('device.driver == "gpu.example.com"', True),
-        ('device.attributes["gpu.example.com"].model == "a100"', True),
-        ('device.attributes["gpu.example.com"].model != "a100"', False),
-        ('device.attributes["gpu.example.com"].mig && device.attributes["gpu.example.com"].index >= 2', True),
-        ('device.attributes["gpu.example.com"].index in [1, 2, 3]', True),
-        ('device.attributes["gpu.example.com"].model.startsWith("a") || false', True),
-        ('device.capacity["gpu.example.com"].memory.compareTo(quantity("80Gi")) == 0', True),
-        ('device.capacity["gpu.example.com"].memory.isLessThan(quantity("40Gi"))', False),
-        ('device.attributes["other.io"].driverVersion.isGreaterThan(semver("1.2.0"))', True),
-        ('has(device.attributes["gpu.example.com"].model)', True),
-        ('has(device.attributes["gpu.example.com"].serial)', False),
-        ('size(device.attributes["unknown.io"]) == 0', True),
-        # A missing key is an error unless the other side of || or && decides.
-        ('device.attributes["gpu.example.com"].serial == "x" || true', True),
-        ('false && device.attributes["gpu.example.com"].serial == "x"', False),
-        # Heterogeneous equality is false, not an error.
-        ('device.attributes["gpu.example.com"].model == 1', False),
-        ("7 / -2 == -3 && 7 % -2 == 1 && -7 % 2 == -1", True),
-        ('device.attributes["gpu.example.com"].index > 1 ? "yes" == "yes" : false', True),
-    ],
-)
-def test_cel_subset(expr: str, want: bool) -> None:
-    assert _cel.compile_selector(expr).evaluate(ENV) is want
-
-
-@pytest.mark.parametrize(
-    ("expr", "error"),
-    [
-        ('device.attributes["gpu.example.com"].serial == "x"', "no such key: serial"),
-        ('device.attributes["gpu.example.com"].model < 1', "no such overload"),
-        ('device.attributes["gpu.example.com"].serial == "x" && true', "no such key: serial"),
-        ("1 / 0 == 1", "division by zero"),
-        ("device.driver", "could not be converted to bool"),
-    ],
-)
-def test_cel_runtime_errors(expr: str, error: str) -> None:
-    with pytest.raises(_cel.CelError, match=error):
-        _cel.compile_selector(expr).evaluate(ENV)
-
-
-@pytest.mark.parametrize(
-    ("expr", "exc"),
-    [
-        ("foo == 1", _cel.CelCompileError),
-        ("device.driver ==", _cel.CelCompileError),
-        ("device.attributes.all(d, true)", _cel.CelUnsupported),
-        ('{"a": 1}.size() == 1', _cel.CelUnsupported),
-    ],
-)
-def test_cel_compile_problems(expr: str, exc: type[Exception]) -> None:
-    with pytest.raises(exc):
-        _cel.compile_selector(expr)
-
-
 def test_objects_used_here_load() -> None:
     # The builders produce objects the engine accepts.
     for raw in (GPU, *SLICES, resource_claim("c", exact())):
         KubeObject(raw)
+
+
+# ----- the trace and the replay: devices considered, allocations later cycles see ---------------------
+
+
+def replay_of(objects: list[dict[str, Any]], pods: list[dict[str, Any]], nodes: Any = None) -> Any:
+    from schedviz.engine.loader import load_objects
+    from schedviz.engine.runtime.replay import Replay
+
+    for i, p in enumerate(pods):
+        p["metadata"]["creationTimestamp"] = f"2026-01-01T00:00:{i:02d}Z"
+    r = Replay(load_objects([*(nodes or NODES), *objects, *pods]))
+    r.run()
+    return r
+
+
+def stage(r: Any, pod_key: str, point: str) -> dict[str, Any]:
+    for s in r.trace.cycle(pod_key).stages:
+        if s.point == point and s.plugin == "DynamicResources":
+            return dict(s.details)
+    raise AssertionError(f"no {point} stage for {pod_key}")
+
+
+H100 = 'device.attributes["gpu.example.com"].model == "h100"'
+
+
+def test_two_pods_want_the_last_gpu() -> None:
+    objects = [
+        GPU,
+        resource_slice("n1", [device("gpu-0", model="a100"), device("gpu-1", model="h100")]),
+        resource_claim("c1", exact("gpu", 1, "gpu", H100)),
+        resource_claim("c2", exact("gpu", 1, "gpu", H100)),
+    ]
+    r = replay_of(objects, [pod("first", **pod_claims("c1")), pod("second", **pod_claims("c2"))])
+    first = r.trace.cycle("default/first")
+    assert (first.result, first.selected_node) == ("Scheduled", "n1")
+    assert stage(r, "default/first", "Filter") == {
+        "claims": [{"claim": "default/c1", "allocated": False}],
+        "nodes": [
+            {
+                "nodes": ["n1"],
+                "nodeCount": 1,
+                "passed": True,
+                "allocation": [
+                    {"claim": "default/c1", "request": "gpu", "device": "gpu.example.com/n1/gpu-1"}
+                ],
+            },
+            {
+                # No ResourceSlice for these nodes: nothing to consider.
+                "nodes": ["n0", "n2"],
+                "nodeCount": 2,
+                "passed": False,
+                "requests": [
+                    {"claim": "default/c1", "request": "gpu", "count": 1, "selectable": [], "rejected": {}}
+                ],
+            },
+        ],
+    }
+    assert stage(r, "default/first", "Reserve") == {
+        "inFlight": [{"claim": "default/c1", "devices": ["gpu.example.com/n1/gpu-1"]}]
+    }
+    assert stage(r, "default/first", "PreBind") == {
+        "claims": [
+            {
+                "claim": "default/c1",
+                "devices": ["gpu.example.com/n1/gpu-1"],
+                "newlyAllocated": True,
+                "reservedFor": "default/first",
+            }
+        ]
+    }
+    # The replay wrote the allocation into the claim.
+    claim = get_claim(r.cluster, "default", "c1")
+    assert claim is not None
+    assert claim["status"]["allocation"]["devices"]["results"] == [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-1"}
+    ]
+    assert claim["status"]["reservedFor"] == [
+        {"resource": "pods", "name": "first", "uid": "uid-default-first"}
+    ]
+
+    second = r.trace.cycle("default/second")
+    assert second.result == "Unschedulable"
+    assert second.message_before_post_filter == "0/3 nodes are available: 3 cannot allocate all claims."
+    n1 = stage(r, "default/second", "Filter")["nodes"][1]
+    assert n1 == {
+        "nodes": ["n1"],
+        "nodeCount": 1,
+        "passed": False,
+        "requests": [
+            {
+                "claim": "default/c2",
+                "request": "gpu",
+                "count": 1,
+                "selectable": [],
+                "rejected": {
+                    "gpu.example.com/n1/gpu-0": "does not match the request's selectors",
+                    "gpu.example.com/n1/gpu-1": "already allocated to default/c1",
+                },
+            }
+        ],
+    }
+
+
+def test_device_rejections_name_the_class_and_count() -> None:
+    other = resource_slice("n0", [device("x-0")], driver="other.example.com", name="n0-other")
+    objects = [GPU, other, resource_slice("n0", [device("gpu-0")]), resource_claim("c", exact(count=2))]
+    c, pl, st, p = setup(objects, "c")
+    assert pl.pre_filter(st, p)[1].is_success()
+    pl.filter(st, p, all_nodes(c))
+    groups = st.stage_details[("Filter", "DynamicResources")]["nodes"]
+    assert groups[0] == {
+        "nodes": ["n0"],
+        "nodeCount": 1,
+        "passed": False,
+        "requests": [
+            {
+                "claim": "default/c",
+                "request": "gpu",
+                "count": 2,
+                "selectable": ["gpu.example.com/n0/gpu-0"],
+                "rejected": {"other.example.com/n0/x-0": "does not match DeviceClass gpu"},
+            }
+        ],
+    }
+
+
+def test_post_filter_records_the_deallocated_claim() -> None:
+    on_n0 = {
+        "allocation": {
+            "devices": {
+                "results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n0", "device": "gpu-0"}]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n0"]}]}
+                ]
+            },
+        }
+    }
+    nodes = [node("n0", unschedulable=True), node("n1"), node("n2")]
+    objects = [
+        GPU,
+        resource_slice("n0", [device("gpu-0")]),
+        resource_slice("n1", [device("gpu-0")]),
+        resource_claim("stale", exact(), status=on_n0),
+    ]
+    r = replay_of(objects, [pod("stuck", **pod_claims("stale")), pod("later", **pod_claims("stale"))], nodes)
+    stuck = r.trace.cycle("default/stuck")
+    assert stuck.result == "Unschedulable"
+    assert "deallocation of ResourceClaim completed" in (stuck.message or "")
+    assert stage(r, "default/stuck", "Filter")["nodes"] == [
+        {"nodes": ["n1", "n2"], "nodeCount": 2, "passed": False, "unavailableClaims": ["default/stale"]}
+    ]
+    assert stage(r, "default/stuck", "PostFilter") == {"deallocated": "default/stale"}
+    # The next pod using the claim finds it free and has it allocated anew.
+    later = r.trace.cycle("default/later")
+    assert (later.result, later.selected_node) == ("Scheduled", "n1")
+    assert stage(r, "default/later", "PreBind")["claims"][0]["devices"] == ["gpu.example.com/n1/gpu-0"]
+
+
+def test_selector_compile_problems_are_errors_naming_the_claim() -> None:
+    claim = resource_claim("c", exact("gpu", 1, "gpu", 'device.attributes["gpu.example.com"].model'))
+    got = verdicts([GPU, *SLICES, claim], "c")
+    # A non-bool result is compile.go's type problem, reported without "compilation failed: ".
+    msg = "claim default/c: selector #0: CEL compile error: must evaluate to bool or the unknown type, not string"
+    assert got[0] != (Code.Error, (msg,))  # the attribute's type is unknown at compile time: a runtime error
+    assert got[0] == (
+        Code.Error,
+        (
+            "claim default/c: selector #0: CEL runtime error: CEL result of type string could not be converted "
+            "to bool: unsupported native conversion from string to 'bool'",
+        ),
+    )
+    typed = resource_claim("c", exact("gpu", 1, "gpu", "device.driver"))
+    assert verdicts([GPU, *SLICES, typed], "c")[0] == (Code.Error, (msg,))
+    undeclared = resource_claim("c", exact("gpu", 1, "gpu", "gpu.model == 1"))
+    assert verdicts([GPU, *SLICES, undeclared], "c")[0] == (
+        Code.Error,
+        (
+            "claim default/c: selector #0: CEL compile error: compilation failed: undeclared reference to 'gpu' (in container '')",
+        ),
+    )
+
+
+def test_selectors_with_macros_and_quantities() -> None:
+    slices = [
+        resource_slice(
+            "n0", [device("gpu-0", model="a100", memory="40Gi"), device("gpu-1", model="a100", memory="80Gi")]
+        ),
+        resource_slice("n1", [device("gpu-0", model="h100", memory="80Gi")]),
+    ]
+    big = 'device.capacity["gpu.example.com"].memory.compareTo(quantity("64Gi")) >= 0'
+    ampere = 'cel.bind(a, device.attributes["gpu.example.com"], ["a100", "a30"].exists(m, m == a.model))'
+    claim = resource_claim("c", exact("gpu", 1, "gpu", big, ampere))
+    assert verdicts([GPU, *slices, claim], "c") == [OK, CANNOT, CANNOT]

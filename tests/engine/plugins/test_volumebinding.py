@@ -462,3 +462,216 @@ def test_invalid_pv_node_affinity_is_an_input_error(expr: dict[str, Any], field:
     pl.pre_filter(st, p)
     with pytest.raises(InputError, match=f"PersistentVolume v.*matchExpressions\\[0\\]\\.{field}"):
         pl.filter(st, p, all_nodes(c))
+
+
+# ----- the trace and the replay: what each node would bind, and the binding later cycles see ---------
+
+
+def replay_of(objects: list[dict[str, Any]], pods: list[dict[str, Any]]) -> Any:
+    from schedviz.engine.loader import load_objects
+    from schedviz.engine.runtime.replay import Replay
+
+    for i, p in enumerate(pods):
+        p["metadata"]["creationTimestamp"] = f"2026-01-01T00:00:{i:02d}Z"
+    r = Replay(load_objects([*NODES, *objects, *pods]))
+    r.run()
+    return r
+
+
+def stage(r: Any, pod_key: str, point: str, plugin: str = "VolumeBinding") -> dict[str, Any]:
+    for s in r.trace.cycle(pod_key).stages:
+        if s.point == point and s.plugin == plugin:
+            return dict(s.details)
+    raise AssertionError(f"no {point} stage of {plugin} for {pod_key}")
+
+
+NO_PV = 'no available PersistentVolume matches and StorageClass "local" has no provisioner'
+
+
+def test_second_pod_sees_the_local_pv_bound_by_the_first() -> None:
+    objects = [WFFC, pv("pv-a", sc="local", hostnames=["n2"]), pvc("c1", sc="local"), pvc("c2", sc="local")]
+    r = replay_of(
+        objects,
+        [
+            pod("first", volumes=[claim_vol("c1")]),
+            pod("second", volumes=[claim_vol("c2")]),
+            pod("sharer", volumes=[claim_vol("c1")]),
+        ],
+    )
+    first = r.trace.cycle("default/first")
+    assert (first.result, first.selected_node) == ("Scheduled", "n2")
+    unbound = {
+        "claim": "default/c1",
+        "storageClass": "local",
+        "phase": "Unbound",
+        "bindingMode": "WaitForFirstConsumer",
+    }
+    assert stage(r, "default/first", "Filter") == {
+        "claims": [unbound],
+        "nodes": [
+            {"nodes": ["n2"], "nodeCount": 1, "passed": True, "claims": {"default/c1": {"bind": "pv-a"}}},
+            {
+                "nodes": ["n1", "n3"],
+                "nodeCount": 2,
+                "passed": False,
+                "claims": {"default/c1": {"problem": NO_PV}},
+            },
+        ],
+    }
+    binding = {"bindings": [{"claim": "default/c1", "volume": "pv-a"}], "provisions": []}
+    assert stage(r, "default/first", "Reserve") == {"assumed": binding}
+    assert stage(r, "default/first", "PreBind") == binding
+
+    # The replay applied the binding: the claim is bound to the PV, which no other claim can take.
+    claim = _storage.cached_pvc(r.cluster, "default", "c1")
+    assert claim is not None and claim["spec"]["volumeName"] == "pv-a" and _storage.is_fully_bound(claim)
+    assert claim["status"]["phase"] == "Bound"
+    volume = _storage.cached_pv(r.cluster, "pv-a")
+    assert volume is not None and volume["status"]["phase"] == "Bound"
+    assert volume["spec"]["claimRef"]["name"] == "c1"
+
+    second = r.trace.cycle("default/second")
+    assert second.result == "Unschedulable"
+    assert second.message_before_post_filter == f"0/3 nodes are available: 3 {ERR_REASON_BIND_CONFLICT}."
+    assert stage(r, "default/second", "Filter")["nodes"] == [
+        {
+            "nodes": ["n1", "n2", "n3"],
+            "nodeCount": 3,
+            "passed": False,
+            "claims": {"default/c2": {"problem": NO_PV}},
+        }
+    ]
+
+    # A pod sharing the bound claim goes where the PV is, through the bound-claim check.
+    sharer = r.trace.cycle("default/sharer")
+    assert (sharer.result, sharer.selected_node) == ("Scheduled", "n2")
+    details = stage(r, "default/sharer", "Filter")
+    assert details["claims"] == [
+        {"claim": "default/c1", "storageClass": "local", "phase": "Bound", "volume": "pv-a"}
+    ]
+    affinity = "the PersistentVolume's node affinity does not match the node"
+    assert details["nodes"][1] == {
+        "nodes": ["n1", "n3"],
+        "nodeCount": 2,
+        "passed": False,
+        "claims": {"default/c1": {"volume": "pv-a", "problem": affinity}},
+    }
+    assert [s.point for s in sharer.stages if s.plugin == "VolumeBinding"] == [
+        "PreFilter",
+        "Filter",
+        "Reserve",
+        "PreBindPreFlight",
+    ]
+    rejected = r.trace.to_dict()["cycles"][2]["nodes"]["n1"]["filter"]
+    assert rejected == {
+        "code": "UnschedulableAndUnresolvable",
+        "plugin": "VolumeBinding",
+        "reasons": [ERR_REASON_NODE_CONFLICT],
+    }
+
+
+def test_provisioned_claim_holds_later_pods_to_the_selected_node() -> None:
+    fast = storage_class(
+        "fast",
+        provisioner="ebs.csi.example.com",
+        allowedTopologies=[{"matchLabelExpressions": [{"key": ZONE, "values": ["a"]}]}],
+    )
+    r = replay_of(
+        [fast, pvc("data", sc="fast")],
+        [pod("writer", volumes=[claim_vol("data")]), pod("reader", volumes=[claim_vol("data")])],
+    )
+    writer = r.trace.cycle("default/writer")
+    assert writer.result == "Scheduled" and writer.selected_node in ("n1", "n2")
+    topology = 'no available PersistentVolume matches and StorageClass "fast" cannot provision here (allowedTopologies)'
+    assert stage(r, "default/writer", "Filter")["nodes"] == [
+        {
+            "nodes": ["n1", "n2"],
+            "nodeCount": 2,
+            "passed": True,
+            "claims": {"default/data": {"provision": "fast"}},
+        },
+        {"nodes": ["n3"], "nodeCount": 1, "passed": False, "claims": {"default/data": {"problem": topology}}},
+    ]
+    node = writer.selected_node
+    provision = {"claim": "default/data", "storageClass": "fast", "selectedNode": node}
+    assert stage(r, "default/writer", "PreBind") == {"bindings": [], "provisions": [provision]}
+
+    reader = r.trace.cycle("default/reader")
+    assert (reader.result, reader.selected_node) == ("Scheduled", node)
+    details = stage(r, "default/reader", "Filter")
+    assert details["claims"][0]["selectedNode"] == node
+    others = [g for g in details["nodes"] if not g["passed"]]
+    held = f'the claim is being provisioned for node "{node}" (volume.kubernetes.io/selected-node)'
+    assert others == [
+        {
+            "nodes": [n for n in ("n1", "n2", "n3") if n != node],
+            "nodeCount": 2,
+            "passed": False,
+            "claims": {"default/data": {"problem": held}},
+        }
+    ]
+
+
+def test_bound_claim_to_a_missing_pv_in_the_details() -> None:
+    # (In a replay VolumeZone's PreFilter rejects such a pod first; the plugin alone records this.)
+    c, pl, st, p = setup([pvc("gone", volume="nowhere", bound=True)], [claim_vol("gone")])
+    assert pl.pre_filter(st, p)[1].is_success()
+    pl.filter(st, p, all_nodes(c))
+    assert st.stage_details[("Filter", "VolumeBinding")]["nodes"] == [
+        {
+            "nodes": ["n1", "n2", "n3"],
+            "nodeCount": 3,
+            "passed": False,
+            "claims": {
+                "default/gone": {"volume": "nowhere", "problem": "the PersistentVolume does not exist"}
+            },
+        }
+    ]
+
+
+def test_node_groups_put_passing_nodes_first_and_cap_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    c = cluster([node(f"n{i}") for i in range(6)], [])
+    nodes = np.asarray([5, 4, 3, 2, 1, 0], dtype=np.int64)
+    keys = np.asarray([[3, 0, 3, 0, 3, 3], [7, 1, 7, 1, 8, 7]], dtype=np.int64)
+    monkeypatch.setattr(_storage, "MAX_DETAIL_NAMES", 2)
+    groups, omitted = _storage.group_nodes(c, nodes, keys)
+    assert [(g.names, g.count, g.first) for g in groups] == [
+        (["n2", "n4"], 2, 3),  # passing (code 0) first; names in snapshot order
+        (["n0", "n3"], 3, 5),  # names capped, count complete; "first" is n0's position
+        (["n1"], 1, 4),
+    ]
+    assert omitted == 0
+    monkeypatch.setattr(_storage, "MAX_DETAIL_GROUPS", 1)
+    assert _storage.group_nodes(c, nodes, keys)[1] == 2
+
+
+def test_capacity_and_class_errors_in_the_details() -> None:
+    capacity = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": "cap-a", "namespace": "kube-system"},
+        "storageClassName": "dyn",
+        "capacity": "100Gi",
+        "nodeTopology": {"matchLabels": {ZONE: "a"}},
+    }
+    objects = [
+        storage_class("dyn", provisioner="cap.csi.example.com"),
+        csidriver("cap.csi.example.com", storageCapacity=True),
+        pvc("x", sc="dyn", storage="10Gi"),
+        capacity,
+    ]
+    c, pl, st, p = setup(objects, [claim_vol("x")])
+    assert pl.pre_filter(st, p)[1].is_success()
+    pl.filter(st, p, all_nodes(c))
+    no_room = 'no CSIStorageCapacity of StorageClass "dyn" for the node has room for the claim'
+    assert st.stage_details[("Filter", "VolumeBinding")]["nodes"] == [
+        {
+            "nodes": ["n1", "n2"],
+            "nodeCount": 2,
+            "passed": True,
+            "claims": {"default/x": {"provision": "dyn", "capacity": "cap-a"}},
+        },
+        {"nodes": ["n3"], "nodeCount": 1, "passed": False, "claims": {"default/x": {"problem": no_room}}},
+    ]

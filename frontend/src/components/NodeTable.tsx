@@ -1,0 +1,332 @@
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useEffect, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { pluginColor, shortPluginName } from "../lib/colors";
+import {
+  applyQuery,
+  rejectingPlugins,
+  SCORE_MODES,
+  type NodeRow,
+  type ScoreMode,
+  type SortKey,
+  type TableQuery,
+} from "../lib/nodes";
+import { VerdictBadge } from "./Badges";
+import { ScoreBar, StackedScore } from "./Bars";
+
+export interface NodeTableProps {
+  rows: NodeRow[];
+  scorePlugins: string[];
+  weights: Record<string, number>;
+  skipped?: string[];
+  query: TableQuery;
+  onQueryChange: (q: TableQuery) => void;
+  /** The node chosen by the user (in the URL). */
+  selected: string | null;
+  onSelect: (name: string) => void;
+  winner?: string | null;
+  tied?: string[];
+  /** Streamed cycles carry scores for the top-K nodes only. */
+  partialScores?: boolean;
+  height?: number | string;
+}
+
+const ROW_HEIGHT = 30;
+const MODE_TEXT: Record<ScoreMode, string> = { raw: "Raw", normalized: "Normalized", weighted: "Weighted" };
+
+export function NodeTable(props: NodeTableProps) {
+  const { rows, scorePlugins, weights, query, onQueryChange, selected, onSelect, winner, tied = [] } = props;
+  const shown = useMemo(() => applyQuery(rows, query), [rows, query]);
+  const plugins = useMemo(() => rejectingPlugins(rows), [rows]);
+  const rawMax = useMemo(() => {
+    const out: Record<string, number> = {};
+    for (const p of scorePlugins) {
+      let m = 0;
+      for (const r of rows) m = Math.max(m, Math.abs(r.scores?.[p]?.raw ?? 0));
+      out[p] = m;
+    }
+    return out;
+  }, [rows, scorePlugins]);
+  const totalMax = useMemo(() => rows.reduce((m, r) => Math.max(m, r.total ?? 0), 0), [rows]);
+  const tiedSet = useMemo(() => new Set(tied), [tied]);
+  const gridId = useId();
+  const bodyRef = useRef<HTMLDivElement>(null);
+  const headRef = useRef<HTMLDivElement>(null);
+  const [active, setActive] = useState(0);
+
+  // keep the active row on the selected node when it is in view, else clamp it
+  useEffect(() => {
+    const k = selected ? shown.findIndex((r) => r.name === selected) : -1;
+    if (k >= 0) setActive(k);
+    else setActive((a) => Math.min(a, Math.max(0, shown.length - 1)));
+  }, [shown, selected]);
+
+  const virtualizer = useVirtualizer({
+    count: shown.length,
+    getScrollElement: () => bodyRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 12,
+    initialRect: { width: 1000, height: 480 },
+  });
+
+  const scored = scorePlugins.length > 0;
+  const columns = [
+    "40px",
+    "minmax(120px, 1.2fr)",
+    "minmax(140px, 180px)",
+    scored ? "minmax(90px, 1fr)" : "minmax(200px, 3fr)",
+    ...scorePlugins.map(() => "minmax(62px, 0.8fr)"),
+    ...(scored ? ["minmax(104px, 0.9fr)"] : []),
+  ].join(" ");
+  const minWidth = 40 + 120 + 140 + (scored ? 90 : 200) + scorePlugins.length * 62 + (scored ? 104 : 0) + 8 * (4 + scorePlugins.length) + 16;
+
+  const setSort = (key: SortKey) => {
+    onQueryChange({ ...query, sort: key, desc: query.sort === key ? !query.desc : false });
+  };
+  const ariaSort = (key: SortKey): "ascending" | "descending" | "none" =>
+    query.sort === key ? (query.desc ? "descending" : "ascending") : "none";
+
+  const move = (to: number) => {
+    if (!shown.length) return;
+    const k = Math.max(0, Math.min(shown.length - 1, to));
+    setActive(k);
+    virtualizer.scrollToIndex(k, { align: "auto" });
+  };
+  const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
+    const page = Math.max(1, Math.floor((bodyRef.current?.clientHeight ?? 300) / ROW_HEIGHT) - 1);
+    switch (e.key) {
+      case "ArrowDown":
+        move(active + 1);
+        break;
+      case "ArrowUp":
+        move(active - 1);
+        break;
+      case "PageDown":
+        move(active + page);
+        break;
+      case "PageUp":
+        move(active - page);
+        break;
+      case "Home":
+        move(0);
+        break;
+      case "End":
+        move(shown.length - 1);
+        break;
+      case "Enter":
+      case " ":
+        if (shown[active]) onSelect(shown[active].name);
+        break;
+      default:
+        return;
+    }
+    e.preventDefault();
+  };
+
+  const header = (key: SortKey, label: string, cls = "", title?: string, swatch?: string) => (
+    <div role="columnheader" aria-sort={ariaSort(key)} className="cell" key={key}>
+      <button
+        type="button"
+        className={cls}
+        data-sorted={query.sort === key}
+        onClick={() => setSort(key)}
+        title={title ?? `Sort by ${label}`}
+        aria-label={title ?? `Sort by ${label}`}
+      >
+        {swatch ? <span className="swatch" style={{ background: swatch, display: "inline-block", width: 8, height: 8, borderRadius: 2, marginRight: 4 }} aria-hidden="true" /> : null}
+        {label}
+        {query.sort === key ? <span aria-hidden="true">{query.desc ? " ▼" : " ▲"}</span> : null}
+      </button>
+    </div>
+  );
+
+  const activeRow = shown[active];
+  return (
+    <div className="node-table">
+      <div className="toolbar" role="group" aria-label="Node table filters">
+        <input
+          type="search"
+          placeholder="Search nodes…"
+          aria-label="Search nodes by name"
+          value={query.search}
+          onChange={(e) => onQueryChange({ ...query, search: e.target.value })}
+          style={{ width: 180 }}
+        />
+        <select
+          aria-label="Filter by verdict"
+          value={query.verdict}
+          onChange={(e) => onQueryChange({ ...query, verdict: e.target.value as TableQuery["verdict"] })}
+        >
+          <option value="">All verdicts</option>
+          <option value="passed">Passed</option>
+          <option value="failed">Rejected</option>
+          <option value="not-evaluated">Not evaluated</option>
+        </select>
+        <select
+          aria-label="Filter by rejecting plugin"
+          value={query.plugin}
+          onChange={(e) => onQueryChange({ ...query, plugin: e.target.value })}
+          disabled={!plugins.length && !query.plugin}
+        >
+          <option value="">Any rejecting plugin</option>
+          {plugins.map(([p, n]) => (
+            <option key={p} value={p}>
+              {p || "(PreFilter)"} ({n})
+            </option>
+          ))}
+          {query.plugin && !plugins.some(([p]) => p === query.plugin) ? <option value={query.plugin}>{query.plugin} (0)</option> : null}
+        </select>
+        {scored ? (
+          <div className="segmented" role="group" aria-label="Score mode">
+            {SCORE_MODES.map((m) => (
+              <button key={m} type="button" aria-pressed={query.mode === m} onClick={() => onQueryChange({ ...query, mode: m })}>
+                {MODE_TEXT[m]}
+              </button>
+            ))}
+          </div>
+        ) : null}
+        <span className="spacer" />
+        <span className="small muted" aria-live="polite">
+          {shown.length === rows.length
+            ? `${rows.length.toLocaleString()} nodes`
+            : `${shown.length.toLocaleString()} of ${rows.length.toLocaleString()} nodes`}
+        </span>
+      </div>
+      {scored ? (
+        <div className="legend small" style={{ marginBottom: 6 }} aria-label="Score plugins and weights">
+          {scorePlugins.map((p, k) => (
+            <span key={p}>
+              <span className="swatch" style={{ background: pluginColor(k) }} />
+              {p} ×{weights[p] ?? 1}
+            </span>
+          ))}
+          {props.skipped?.length ? <span className="muted">skipped at PreScore: {props.skipped.join(", ")}</span> : null}
+          {props.partialScores ? <span className="muted">scores streamed for the top-ranked nodes only</span> : null}
+        </div>
+      ) : null}
+      <div className="vgrid" style={{ height: props.height ?? 420 }}>
+        <div ref={headRef} className="vhead-wrap">
+          <div className="vhead" role="row" style={{ gridTemplateColumns: columns, minWidth }}>
+            {header("rank", "#", "num", "Sort by rank (best first)")}
+            {header("name", "Node")}
+            {header("verdict", "Verdict")}
+            <div role="columnheader" className="cell">
+              Reason
+            </div>
+            {scorePlugins.map((p, k) =>
+              header(
+                `score:${p}`,
+                shortPluginName(p),
+                "num",
+                `Sort by ${p} (${MODE_TEXT[query.mode].toLowerCase()} score, best first)`,
+                pluginColor(k),
+              ),
+            )}
+            {scored ? header("total", "Total", "num", "Sort by total score (best first)") : null}
+          </div>
+        </div>
+        <div
+          ref={bodyRef}
+          className="vbody"
+          role="grid"
+          aria-label="Nodes of this cycle"
+          aria-rowcount={shown.length}
+          aria-activedescendant={activeRow ? `${gridId}-r${active}` : undefined}
+          tabIndex={0}
+          onKeyDown={onKeyDown}
+          onScroll={(e) => {
+            if (headRef.current) headRef.current.scrollLeft = e.currentTarget.scrollLeft;
+          }}
+        >
+          {shown.length === 0 ? (
+            <div className="empty">No node matches these filters.</div>
+          ) : (
+            <div style={{ height: virtualizer.getTotalSize(), position: "relative", minWidth }}>
+              {virtualizer.getVirtualItems().map((v) => {
+                const r = shown[v.index];
+                const isActive = v.index === active;
+                const cls = [
+                  "vrow",
+                  isActive ? "active" : "",
+                  r.name === selected ? "selected" : "",
+                  r.name === winner ? "winner" : "",
+                ].join(" ");
+                return (
+                  <div
+                    key={r.name}
+                    id={`${gridId}-r${v.index}`}
+                    role="row"
+                    aria-rowindex={v.index + 1}
+                    aria-selected={r.name === selected}
+                    className={cls}
+                    style={{ top: v.start, height: ROW_HEIGHT, gridTemplateColumns: columns }}
+                    onClick={() => {
+                      setActive(v.index);
+                      onSelect(r.name);
+                      bodyRef.current?.focus({ preventScroll: true });
+                    }}
+                    data-node={r.name}
+                  >
+                    <div role="gridcell" className="cell num">
+                      {r.rank}
+                    </div>
+                    <div role="gridcell" className="cell" title={r.name}>
+                      {r.name === winner ? (
+                        <span className="marker win" title="selected: the pod was placed here">
+                          <span aria-hidden="true">★</span>
+                          <span className="sr-only">selected</span>
+                        </span>
+                      ) : tiedSet.has(r.name) ? (
+                        <span className="marker tie" title="tied for the best total score">
+                          <span aria-hidden="true">=</span>
+                          <span className="sr-only">tied</span>
+                        </span>
+                      ) : null}
+                      {r.name}
+                    </div>
+                    <div role="gridcell" className="cell">
+                      <VerdictBadge row={r} />
+                    </div>
+                    <div role="gridcell" className="cell reason" title={r.reasons.join("; ")}>
+                      {r.reasons.join("; ")}
+                    </div>
+                    {scorePlugins.map((p, k) => (
+                      <div role="gridcell" className="cell" key={p}>
+                        {r.verdict === "passed" ? (
+                          <ScoreBar
+                            cell={r.scores?.[p]}
+                            mode={query.mode}
+                            plugin={p}
+                            weight={weights[p] ?? 1}
+                            rawMax={rawMax[p] ?? 0}
+                            color={pluginColor(k)}
+                          />
+                        ) : null}
+                      </div>
+                    ))}
+                    {scored ? (
+                      <div role="gridcell" className="cell" style={{ display: "flex", gap: 6, alignItems: "center" }}>
+                        {r.total !== null ? (
+                          <>
+                            <StackedScore scores={r.scores} plugins={scorePlugins} max={totalMax} />
+                            <span className="num" style={{ minWidth: 32 }}>
+                              {r.total}
+                            </span>
+                          </>
+                        ) : r.verdict === "passed" ? (
+                          <span className="muted small">{props.partialScores ? "not streamed" : "–"}</span>
+                        ) : null}
+                      </div>
+                    ) : null}
+                  </div>
+                );
+              })}
+            </div>
+          )}
+        </div>
+      </div>
+      <p className="small muted" style={{ margin: "4px 0 0" }}>
+        Keyboard: focus the table, ↑/↓ (PageUp/PageDown, Home/End) to move, Enter or Space to open a node.
+      </p>
+    </div>
+  );
+}

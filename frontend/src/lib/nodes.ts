@@ -1,0 +1,233 @@
+// The node table's model: one row per node of a cycle, built from the REST cycle page or from the stream,
+// and the pure sort / filter / search the table applies.
+
+import type { CycleNode, FilterStatus } from "../api/types";
+
+export type Verdict = "passed" | "failed" | "not-evaluated";
+export type ScoreMode = "raw" | "normalized" | "weighted";
+export const SCORE_MODES: ScoreMode[] = ["raw", "normalized", "weighted"];
+
+/** Upstream framework status codes (pkg/scheduler/framework/interface.go), as the stream sends them. */
+export const CODE_NAMES: Record<number, string> = {
+  0: "Success",
+  1: "Error",
+  2: "Unschedulable",
+  3: "UnschedulableAndUnresolvable",
+  4: "Wait",
+  5: "Skip",
+  6: "Pending",
+};
+
+export interface ScoreCell {
+  raw: number;
+  normalized: number;
+  weighted: number;
+}
+
+export interface NodeRow {
+  /** Position in snapshot order (stream) or in the order the server ranked them (REST). */
+  index: number;
+  name: string;
+  verdict: Verdict;
+  /** "Success", "Unschedulable", "UnschedulableAndUnresolvable", "Error", or "" when not evaluated. */
+  code: string;
+  plugin: string;
+  reasons: string[];
+  /** Per score plugin; null when the node was not scored (or its scores were not streamed). */
+  scores: Record<string, ScoreCell> | null;
+  total: number | null;
+  rank: number;
+}
+
+export function verdictOf(filter: FilterStatus | null | undefined, evaluated = true): Verdict {
+  if (!evaluated || !filter) return "not-evaluated";
+  return filter.code === "Success" ? "passed" : "failed";
+}
+
+/** Rows from the REST cycle page (`nodes.results`). */
+export function rowsFromRest(nodes: CycleNode[]): NodeRow[] {
+  return nodes.map((n, i) => {
+    let scores: Record<string, ScoreCell> | null = null;
+    if (n.scores) {
+      scores = {};
+      for (const [plugin, s] of Object.entries(n.scores)) {
+        if ("skipped" in s) continue;
+        scores[plugin] = { raw: s.raw, normalized: s.normalized, weighted: s.weighted };
+      }
+    }
+    const verdict = verdictOf(n.filter, n.evaluated);
+    return {
+      index: i,
+      name: n.name,
+      verdict,
+      code: n.filter?.code ?? "",
+      plugin: verdict === "failed" ? (n.filter?.plugin ?? "") : "",
+      reasons: verdict === "failed" ? (n.filter?.reasons ?? []) : [],
+      scores,
+      total: n.total ?? null,
+      rank: n.rank,
+    };
+  });
+}
+
+export interface StreamScore {
+  plugins: string[];
+  weights: number[];
+  top: { node: number; total: number; raw: number[]; normalized: number[] }[];
+}
+
+export interface StreamVerdicts {
+  filterPlugins: string[];
+  reasons: string[][];
+  codes: ArrayLike<number>;
+  plugins: ArrayLike<number>;
+  reasonIds: ArrayLike<number>;
+}
+
+/** Rows from the streamed messages of a cycle: every node's verdict, scores for the top-K nodes only. */
+export function rowsFromStream(names: string[], v: StreamVerdicts | null, score: StreamScore | null): NodeRow[] {
+  const top = new Map<number, { total: number; scores: Record<string, ScoreCell> }>();
+  if (score) {
+    for (const t of score.top) {
+      const scores: Record<string, ScoreCell> = {};
+      score.plugins.forEach((p, k) => {
+        const normalized = t.normalized[k] ?? 0;
+        scores[p] = { raw: t.raw[k] ?? 0, normalized, weighted: normalized * (score.weights[k] ?? 1) };
+      });
+      top.set(t.node, { total: t.total, scores });
+    }
+  }
+  const rows: NodeRow[] = names.map((name, i) => {
+    const code = v && i < v.codes.length ? v.codes[i] : -1;
+    const verdict: Verdict = code === 0 ? "passed" : code > 0 ? "failed" : "not-evaluated";
+    const pid = v ? v.plugins[i] : -1;
+    const rid = v ? v.reasonIds[i] : -1;
+    const t = top.get(i);
+    return {
+      index: i,
+      name,
+      verdict,
+      code: code >= 0 ? (CODE_NAMES[code] ?? String(code)) : "",
+      plugin: verdict === "failed" && v && pid >= 0 ? (v.filterPlugins[pid] ?? "") : "",
+      reasons: verdict === "failed" && v && rid >= 0 ? (v.reasons[rid] ?? []) : [],
+      scores: t ? t.scores : null,
+      total: t ? t.total : null,
+      rank: 0,
+    };
+  });
+  assignRanks(rows);
+  return rows;
+}
+
+const VERDICT_ORDER: Record<Verdict, number> = { passed: 0, failed: 1, "not-evaluated": 2 };
+
+/** Rank as the server does: passed nodes by total (desc), then rejected, then not evaluated; ties by index. */
+export function assignRanks(rows: NodeRow[]): void {
+  const order = [...rows].sort(
+    (a, b) =>
+      VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict] ||
+      (b.total ?? Number.NEGATIVE_INFINITY) - (a.total ?? Number.NEGATIVE_INFINITY) ||
+      a.index - b.index,
+  );
+  order.forEach((r, k) => {
+    r.rank = k + 1;
+  });
+}
+
+// ----- sort / filter / search -----
+
+export type SortKey = "rank" | "name" | "verdict" | "total" | `score:${string}`;
+
+export interface TableQuery {
+  sort: SortKey;
+  desc: boolean;
+  verdict: "" | Verdict;
+  plugin: string;
+  search: string;
+  mode: ScoreMode;
+}
+
+export const DEFAULT_QUERY: TableQuery = { sort: "rank", desc: false, verdict: "", plugin: "", search: "", mode: "weighted" };
+
+export function filterRows(rows: NodeRow[], q: Pick<TableQuery, "verdict" | "plugin" | "search">): NodeRow[] {
+  const needle = q.search.trim().toLowerCase();
+  return rows.filter(
+    (r) =>
+      (!q.verdict || r.verdict === q.verdict) &&
+      (!q.plugin || (r.verdict === "failed" && r.plugin === q.plugin)) &&
+      (!needle || r.name.toLowerCase().includes(needle)),
+  );
+}
+
+function scoreValue(r: NodeRow, plugin: string, mode: ScoreMode): number | null {
+  const s = r.scores?.[plugin];
+  return s ? s[mode] : null;
+}
+
+/** A stable sort; rows without a value (not scored) always come last, whatever the direction. */
+export function sortRows(rows: NodeRow[], sort: SortKey, desc: boolean, mode: ScoreMode = "weighted"): NodeRow[] {
+  const dir = desc ? -1 : 1;
+  const byRank = (a: NodeRow, b: NodeRow) => a.rank - b.rank;
+  let cmp: (a: NodeRow, b: NodeRow) => number;
+  if (sort === "name") {
+    cmp = (a, b) => dir * a.name.localeCompare(b.name, undefined, { numeric: true }) || byRank(a, b);
+  } else if (sort === "verdict") {
+    cmp = (a, b) =>
+      dir * (VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict]) ||
+      dir * a.plugin.localeCompare(b.plugin) ||
+      byRank(a, b);
+  } else if (sort === "total" || sort.startsWith("score:")) {
+    const plugin = sort.startsWith("score:") ? sort.slice(6) : "";
+    const value = (r: NodeRow) => (plugin ? scoreValue(r, plugin, mode) : r.total);
+    cmp = (a, b) => {
+      const va = value(a);
+      const vb = value(b);
+      if (va === null && vb === null) return byRank(a, b);
+      if (va === null) return 1;
+      if (vb === null) return -1;
+      // Highest first is the natural order for scores: "ascending" here lists the best first.
+      return dir * (vb - va) || byRank(a, b);
+    };
+  } else {
+    cmp = (a, b) => dir * (a.rank - b.rank);
+  }
+  return [...rows].sort(cmp);
+}
+
+export function applyQuery(rows: NodeRow[], q: TableQuery): NodeRow[] {
+  return sortRows(filterRows(rows, q), q.sort, q.desc, q.mode);
+}
+
+/** Rejecting plugins with their counts, most first. */
+export function rejectingPlugins(rows: NodeRow[]): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const r of rows) if (r.verdict === "failed") counts.set(r.plugin, (counts.get(r.plugin) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+}
+
+export function queryFromParams(sp: URLSearchParams): TableQuery {
+  const sort = (sp.get("sort") ?? "rank") as SortKey;
+  const verdict = sp.get("verdict") ?? "";
+  const mode = sp.get("mode") ?? "weighted";
+  return {
+    sort: ["rank", "name", "verdict", "total"].includes(sort) || sort.startsWith("score:") ? sort : "rank",
+    desc: sp.get("desc") === "1",
+    verdict: (["passed", "failed", "not-evaluated"].includes(verdict) ? verdict : "") as TableQuery["verdict"],
+    plugin: sp.get("plugin") ?? "",
+    search: sp.get("q") ?? "",
+    mode: (SCORE_MODES as string[]).includes(mode) ? (mode as ScoreMode) : "weighted",
+  };
+}
+
+/** Write the query into search params (defaults left out, so URLs stay short); other params are kept. */
+export function paramsWithQuery(sp: URLSearchParams, q: TableQuery): URLSearchParams {
+  const out = new URLSearchParams(sp);
+  const set = (k: string, v: string, dflt: string) => (v && v !== dflt ? out.set(k, v) : out.delete(k));
+  set("sort", q.sort, "rank");
+  set("desc", q.desc ? "1" : "", "");
+  set("verdict", q.verdict, "");
+  set("plugin", q.plugin, "");
+  set("q", q.search, "");
+  set("mode", q.mode, "weighted");
+  return out;
+}

@@ -1,0 +1,279 @@
+import { useEffect, useMemo, useState } from "react";
+import { Link } from "react-router-dom";
+import { ApiError, api } from "../api/client";
+import type { CycleDetail, CycleNode } from "../api/types";
+import { useLoader } from "../api/useApi";
+import { ResultBadge, VerdictBadge } from "../components/Badges";
+import { ErrorView, Loading } from "../components/Feedback";
+import { NodeTable } from "../components/NodeTable";
+import { StageTimeline } from "../components/StageTimeline";
+import { modelFromLive, modelFromRest, type CycleModel } from "../lib/cycleModel";
+import type { NodeRow, TableQuery } from "../lib/nodes";
+import type { LiveCycle } from "../stream/liveState";
+
+const NODE_PAGE = 1000;
+
+export async function loadCycle(replayId: string, seq: number, signal?: AbortSignal): Promise<CycleModel> {
+  const base = `/api/v1/replays/${replayId}/cycles/${seq}/`;
+  const first = await api.get<CycleDetail>(`${base}?page_size=${NODE_PAGE}&page=1`, { signal });
+  const nodes: CycleNode[] = [...first.nodes.results];
+  const pages = Math.ceil(first.nodes.count / NODE_PAGE);
+  const rest = [];
+  for (let p = 2; p <= pages; p++) rest.push(p);
+  const more = await Promise.all(rest.map((p) => api.get<CycleDetail>(`${base}?page_size=${NODE_PAGE}&page=${p}`, { signal })));
+  for (const m of more) nodes.push(...m.nodes.results);
+  return modelFromRest(first, nodes);
+}
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [v, setV] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setV(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return v;
+}
+
+export function podPath(replayId: string, pod: string): string {
+  const [ns, ...rest] = pod.split("/");
+  return `/replays/${replayId}/pods/${encodeURIComponent(ns)}/${encodeURIComponent(rest.join("/"))}`;
+}
+
+function NodeDetail({ row, model, replayId, onClose }: { row: NodeRow; model: CycleModel; replayId: string; onClose: () => void }) {
+  const isWinner = row.name === model.selectedNode;
+  const explain = `${podPath(replayId, model.pod)}?node=${encodeURIComponent(row.name)}`;
+  return (
+    <section className="panel" aria-labelledby="node-detail-title">
+      <div className="row">
+        <h2 id="node-detail-title" style={{ margin: 0 }}>
+          {row.name}
+        </h2>
+        <VerdictBadge row={row} />
+        <span className="muted small">rank {row.rank}</span>
+        {row.total !== null ? <span className="small">total {row.total}</span> : null}
+        <span className="spacer" style={{ flex: 1 }} />
+        {model.complete && model.source === "rest" ? (
+          <Link className="button small" to={explain}>
+            {isWinner ? "Why here?" : row.verdict === "failed" ? "Why not here? What would make it fit?" : "Compare with the winner"}
+          </Link>
+        ) : null}
+        <button type="button" className="small" onClick={onClose} aria-label="Close node details">
+          Close
+        </button>
+      </div>
+      {row.verdict === "failed" ? (
+        <p style={{ marginTop: 8 }}>
+          Rejected by <strong>{row.plugin || "a PreFilter plugin"}</strong> ({row.code}): {row.reasons.join("; ") || "no reason given"}
+        </p>
+      ) : row.verdict === "not-evaluated" ? (
+        <p style={{ marginTop: 8 }} className="muted">
+          Not evaluated: the scheduler&apos;s node sampling had found enough feasible nodes before reaching this node.
+        </p>
+      ) : null}
+      {row.scores ? (
+        <table className="data" style={{ marginTop: 8, maxWidth: 640 }}>
+          <caption className="sr-only">Scores of {row.name}</caption>
+          <thead>
+            <tr>
+              <th>Score plugin</th>
+              <th className="num">Raw</th>
+              <th className="num">Normalized</th>
+              <th className="num">Weight</th>
+              <th className="num">Weighted</th>
+            </tr>
+          </thead>
+          <tbody>
+            {model.scorePlugins.map((p) => {
+              const s = row.scores?.[p];
+              return (
+                <tr key={p}>
+                  <td>{p}</td>
+                  <td className="num">{s?.raw ?? "–"}</td>
+                  <td className="num">{s?.normalized ?? "–"}</td>
+                  <td className="num">{model.weights[p] ?? 1}</td>
+                  <td className="num">{s?.weighted ?? "–"}</td>
+                </tr>
+              );
+            })}
+            <tr>
+              <th colSpan={4}>Total</th>
+              <th className="num">{row.total ?? "–"}</th>
+            </tr>
+          </tbody>
+        </table>
+      ) : row.verdict === "passed" && model.partial ? (
+        <p className="muted small">Scores of this node were not streamed (top-ranked nodes only); they load when the cycle is shown in full.</p>
+      ) : null}
+    </section>
+  );
+}
+
+function Outcome({ m, replayId }: { m: CycleModel; replayId: string }) {
+  const candidates = m.postFilter?.candidates ?? [];
+  return (
+    <div className="stack">
+      {m.result === "Scheduled" || m.result === "Waiting" ? (
+        <p style={{ margin: 0 }}>
+          {m.result === "Waiting" ? "Held at Permit on " : "Placed on "}
+          <strong>{m.selectedNode}</strong>
+          {m.winnerTotal !== null ? ` with a total score of ${m.winnerTotal}` : " (the only feasible node: scoring was not needed)"}
+          {m.tiedCount > 1 ? (
+            <span className="muted">
+              {" "}
+              · tied with {m.tiedCount - 1} other node{m.tiedCount > 2 ? "s" : ""} ({m.tiedNodes.filter((t) => t !== m.selectedNode).slice(0, 5).join(", ")}
+              {m.tiedCount > 6 ? ", …" : ""}): the first in snapshot order wins
+            </span>
+          ) : null}
+        </p>
+      ) : null}
+      {m.message && m.result !== "Scheduled" ? (
+        <div>
+          <div className="small muted">{m.result === "Unschedulable" ? "kube-scheduler's message" : "Message"}</div>
+          <div className="message">{m.message}</div>
+        </div>
+      ) : null}
+      {m.error ? (
+        <div>
+          <div className="small muted">Error</div>
+          <div className="message">{m.error}</div>
+        </div>
+      ) : null}
+      {m.nominatedNode ? (
+        <p style={{ margin: 0 }}>
+          Preemption nominated <strong>{m.nominatedNode}</strong>
+          {m.victims.length ? `, evicting ${m.victims.length} pod${m.victims.length > 1 ? "s" : ""}:` : "."}
+        </p>
+      ) : null}
+      {m.victims.length ? (
+        <ul className="small mono" aria-label="Preemption victims" style={{ margin: 0 }}>
+          {m.victims.map((v) => (
+            <li key={v}>{v}</li>
+          ))}
+        </ul>
+      ) : null}
+      {candidates.length > 1 ? (
+        <details>
+          <summary className="small">{candidates.length} preemption candidates</summary>
+          <table className="data">
+            <thead>
+              <tr>
+                <th>Node</th>
+                <th>Victims</th>
+                <th className="num">PDB violations</th>
+              </tr>
+            </thead>
+            <tbody>
+              {candidates.map((c) => (
+                <tr key={c.node}>
+                  <td>{c.node}</td>
+                  <td className="small mono">{c.victims.join(", ")}</td>
+                  <td className="num">{c.pdbViolations}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
+      ) : null}
+      {m.result === "Unschedulable" || m.result === "Scheduled" ? (
+        <p className="small" style={{ margin: 0 }}>
+          <Link to={podPath(replayId, m.pod)}>{m.result === "Unschedulable" ? "What would make it fit?" : "Why here?"}</Link>
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export interface CycleViewProps {
+  replayId: string;
+  seq: number;
+  /** The streamed cycle, when the stream has this one. */
+  live: LiveCycle | null;
+  names: string[];
+  /** Load the full detail over REST (off while a replay streams quickly). */
+  fetchDetail: boolean;
+  query: TableQuery;
+  onQueryChange: (q: TableQuery) => void;
+  selectedNode: string | null;
+  onSelectNode: (name: string | null) => void;
+  animate?: boolean;
+  tableHeight?: number | string;
+  /** How long the shown cycle must stay before its REST detail is fetched (ms). */
+  detailDelay?: number;
+}
+
+export function CycleView(props: CycleViewProps) {
+  const { replayId, seq, live, names, fetchDetail } = props;
+  const key = useDebounced(fetchDetail ? `${replayId}/${seq}` : null, live ? (props.detailDelay ?? 250) : 0);
+  const detail = useLoader<CycleModel>(key, (signal) => loadCycle(replayId, seq, signal));
+  const liveModel = useMemo(() => (live && live.seq === seq ? modelFromLive(live, names) : null), [live, seq, names]);
+  const restModel = detail.data && detail.data.seq === seq ? detail.data : null;
+  const m = restModel ?? liveModel;
+  const selectedRow = useMemo(() => (m && props.selectedNode ? (m.rows.find((r) => r.name === props.selectedNode) ?? null) : null), [m, props.selectedNode]);
+
+  if (!m) {
+    if (detail.error) {
+      const missing = detail.error instanceof ApiError && detail.error.status === 404;
+      return <ErrorView error={detail.error} title={`Could not load cycle ${seq}`} onRetry={missing ? undefined : detail.reload} />;
+    }
+    return <Loading label={`Loading cycle ${seq}…`} />;
+  }
+  const notFiltered = m.result === "Gated" || m.result === "NotHandled";
+  const sampling =
+    !notFiltered && m.evaluatedNodes !== null && m.rows.length
+      ? `${m.evaluatedNodes.toLocaleString()} of ${m.rows.length.toLocaleString()} nodes evaluated${
+          m.nodesToFind !== null && m.nodesToFind < m.rows.length ? ` (sampling: looking for ${m.nodesToFind} feasible, from index ${m.startIndex})` : ""
+        }`
+      : "";
+  return (
+    <div className="stack">
+      <section className="panel" aria-labelledby="cycle-title">
+        <div className="row" style={{ marginBottom: 6 }}>
+          <h2 id="cycle-title" style={{ margin: 0 }}>
+            Cycle {m.seq}: <span className="mono" style={{ fontSize: 14 }}>{m.pod}</span>
+          </h2>
+          {m.result ? <ResultBadge result={m.result} /> : <span className="badge orange">streaming…</span>}
+          {m.selectedNode ? <span>→ {m.selectedNode}</span> : null}
+          <span className="muted small">{m.profile ? `profile ${m.profile}` : ""}</span>
+          <span className="muted small">{sampling}</span>
+          {detail.loading && restModel === null && liveModel ? <span className="small muted">loading full detail…</span> : null}
+        </div>
+        <StageTimeline
+          stages={m.stages}
+          complete={m.complete}
+          filter={m.stages.some((s) => s.point === "Filter") ? { passed: m.counts.passed, failed: m.counts.failed } : null}
+          cycleKey={m.seq}
+          nominatedNode={m.nominatedNode}
+          selectedNode={m.selectedNode}
+          animate={props.animate ?? m.source === "stream"}
+        />
+        <div style={{ marginTop: 8 }}>
+          <Outcome m={m} replayId={replayId} />
+        </div>
+      </section>
+      {m.rows.length && !notFiltered ? (
+        <section className="panel" aria-label="Nodes">
+          <NodeTable
+            rows={m.rows}
+            scorePlugins={m.scorePlugins}
+            weights={m.weights}
+            skipped={m.skipped}
+            query={props.query}
+            onQueryChange={props.onQueryChange}
+            selected={props.selectedNode}
+            onSelect={(n) => props.onSelectNode(n === props.selectedNode ? null : n)}
+            winner={m.selectedNode}
+            tied={m.tiedNodes}
+            partialScores={m.partial}
+            height={props.tableHeight}
+          />
+        </section>
+      ) : notFiltered ? null : (
+        <p className="muted">No node verdicts for this cycle.</p>
+      )}
+      {selectedRow ? <NodeDetail row={selectedRow} model={m} replayId={replayId} onClose={() => props.onSelectNode(null)} /> : null}
+      {props.selectedNode && !selectedRow && m.rows.length ? (
+        <p className="warn-box small">Node {props.selectedNode} is not in this cycle.</p>
+      ) : null}
+    </div>
+  );
+}

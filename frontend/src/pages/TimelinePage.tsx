@@ -1,0 +1,356 @@
+import { useEffect, useMemo, useRef, useState } from "react";
+import { Link, useParams, useSearchParams } from "react-router-dom";
+import { fetchAll } from "../api/client";
+import type { PluginLatency, Replay, SnapshotNode } from "../api/types";
+import { useApi, useLoader } from "../api/useApi";
+import { ResultBadge } from "../components/Badges";
+import { UsageBar } from "../components/Bars";
+import { ErrorView, Loading } from "../components/Feedback";
+import { Heatmap } from "../components/Heatmap";
+import { heatGradientCss } from "../lib/colors";
+import { formatAmount, formatMicros, formatPercent, resourceLabel } from "../lib/format";
+import { allocationMatrix, loadLatency, loadTimeline, requestedAt, resourcesOf, type TimelineData } from "../lib/timeline";
+
+const RESULT_COLORS: Record<string, string> = {
+  Scheduled: "#0072B2",
+  Waiting: "#E69F00",
+  Unschedulable: "#D55E00",
+  Error: "#A3437F",
+};
+
+function useWidth(ref: React.RefObject<HTMLElement>, fallback: number): number {
+  const [w, setW] = useState(fallback);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const update = () => setW(Math.max(320, Math.floor(el.clientWidth)));
+    update();
+    if (typeof ResizeObserver === "undefined") return;
+    const ro = new ResizeObserver(update);
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [ref]);
+  return w;
+}
+
+/** The scheduling queue as a strip: one mark per cycle, coloured (and counted in the legend) by result. */
+function QueueStrip({ data, width, cursor, onPick }: { data: TimelineData; width: number; cursor: number; onPick: (c: number) => void }) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const total = data.cycles.length;
+  useEffect(() => {
+    const c = canvas.current;
+    const ctx = c?.getContext?.("2d");
+    if (!c || !ctx) return;
+    const dpr = window.devicePixelRatio || 1;
+    c.width = Math.round(width * dpr);
+    c.height = Math.round(28 * dpr);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, 28);
+    // slot 0 is "before the first cycle", as in the heatmap below, so that the columns line up
+    const w = width / (total + 1);
+    data.cycles.forEach((cy, k) => {
+      ctx.fillStyle = RESULT_COLORS[cy.result] ?? "#9aa3af";
+      const h = cy.result === "Scheduled" ? 14 : 24;
+      ctx.fillRect((k + 1) * w, 28 - h, Math.max(1, w - (w > 3 ? 1 : 0)), h);
+    });
+    ctx.fillStyle = "#000";
+    ctx.fillRect((cursor + 0.5) * w - 1, 0, 2, 28);
+  }, [data, width, cursor, total]);
+  const counts = useMemo(() => {
+    const m = new Map<string, number>();
+    for (const c of data.cycles) m.set(c.result, (m.get(c.result) ?? 0) + 1);
+    return [...m.entries()];
+  }, [data]);
+  return (
+    <div>
+      <canvas
+        ref={canvas}
+        style={{ width, height: 28, display: "block", cursor: "pointer" }}
+        role="img"
+        aria-label={`Scheduling queue: ${counts.map(([r, n]) => `${n} ${r}`).join(", ")}`}
+        onClick={(e) => {
+          const rect = e.currentTarget.getBoundingClientRect();
+          onPick(Math.max(0, Math.min(total, Math.floor(((e.clientX - rect.left) / rect.width) * (total + 1)))));
+        }}
+      />
+      <div className="legend" style={{ marginTop: 4 }}>
+        {counts.map(([r, n]) => (
+          <span key={r}>
+            <span className="swatch" style={{ background: RESULT_COLORS[r] ?? "#9aa3af", height: r === "Scheduled" ? 6 : 10 }} />
+            {r} {n}
+          </span>
+        ))}
+        <span className="muted">(tall marks: not placed)</span>
+      </div>
+    </div>
+  );
+}
+
+function LatencyChart({ plugins, width }: { plugins: PluginLatency[]; width: number }) {
+  const rows = [...plugins].sort((a, b) => b.totalMicros - a.totalMicros).slice(0, 24);
+  const max = Math.max(1, ...rows.map((r) => Math.max(r.meanMicros, r.p95Micros ?? 0)));
+  const longest = Math.max(12, ...rows.map((r) => r.plugin.length + r.point.length + 3));
+  const labelW = Math.min(340, Math.round(longest * 6.4) + 12);
+  const barW = Math.max(120, width - labelW - 170);
+  const rowH = 20;
+  const height = rows.length * rowH + 24;
+  const x = (v: number) => (v / max) * barW;
+  return (
+    <svg width={width} height={height} className="chart" role="img" aria-label="Per-plugin latency: mean and 95th percentile per call">
+      <text x={labelW} y={12} fill="#5b6573">
+        mean per call (bar), p95 (tick) · total time
+      </text>
+      {rows.map((r, k) => {
+        const y = 20 + k * rowH;
+        return (
+          <g key={`${r.point}/${r.plugin}`} transform={`translate(0, ${y})`}>
+            <text x={labelW - 8} y={12} textAnchor="end">
+              {r.plugin} <tspan fill="#5b6573">({r.point})</tspan>
+            </text>
+            <rect x={labelW} y={3} width={Math.max(1, x(r.meanMicros))} height={11} fill="#56B4E9">
+              <title>{`${r.point} ${r.plugin}: ${r.calls} calls, mean ${formatMicros(r.meanMicros)}${r.p95Micros ? `, p95 ${formatMicros(r.p95Micros)}` : ""}${r.maxMicros ? `, max ${formatMicros(r.maxMicros)}` : ""}`}</title>
+            </rect>
+            {r.p95Micros ? <rect x={labelW + x(r.p95Micros) - 1} y={1} width={2} height={15} fill="#14213d" /> : null}
+            <text x={labelW + barW + 10} y={12}>
+              {formatMicros(r.meanMicros)} · {formatMicros(r.totalMicros)}
+            </text>
+          </g>
+        );
+      })}
+    </svg>
+  );
+}
+
+export function TimelinePage() {
+  const { id = "" } = useParams();
+  const [sp, setSp] = useSearchParams();
+  const replay = useApi<Replay>(`/api/v1/replays/${id}/`);
+  const r = replay.data;
+  const nodes = useLoader<SnapshotNode[]>(r ? `tl-nodes-${r.snapshot}` : null, (signal) =>
+    fetchAll<SnapshotNode>(`/api/v1/snapshots/${r?.snapshot}/nodes/`, { signal }),
+  );
+  const timeline = useLoader<TimelineData>(r ? `tl-${id}-${r.attempt}-${r.cycles_done}` : null, (signal) =>
+    loadTimeline(id, r?.snapshot ?? "", signal),
+  );
+  const cycleCount = timeline.data?.cycles.length ?? 0;
+  const latency = useLoader(timeline.data ? `lat-${id}-${cycleCount}` : null, (signal) => loadLatency(id, cycleCount, signal));
+  const box = useRef<HTMLDivElement>(null);
+  const width = useWidth(box, 900);
+  const heatW = Math.max(300, width - 24);
+  const labelsW = 120;
+  const resource = sp.get("resource") ?? "cpu";
+  const cursor = Math.max(0, Math.min(cycleCount, Number.parseInt(sp.get("cycle") ?? String(cycleCount), 10) || 0));
+  const setParam = (k: string, v: string) => {
+    const next = new URLSearchParams(sp);
+    next.set(k, v);
+    setSp(next, { replace: true });
+  };
+  const [playing, setPlaying] = useState(false);
+  useEffect(() => {
+    if (!playing) return;
+    const t = setInterval(() => {
+      const cur = Number.parseInt(new URLSearchParams(window.location.search).get("cycle") ?? "0", 10) || 0;
+      if (cur >= cycleCount) {
+        setPlaying(false);
+        return;
+      }
+      const next = new URLSearchParams(window.location.search);
+      next.set("cycle", String(cur + 1));
+      setSp(next, { replace: true });
+    }, 400);
+    return () => clearInterval(t);
+  }, [playing, cycleCount, setSp]);
+
+  const resources = useMemo(() => (nodes.data && timeline.data ? resourcesOf(nodes.data, timeline.data.cycles) : ["cpu", "memory", "pods"]), [nodes.data, timeline.data]);
+  const maxRows = 210;
+  const relative = sp.get("scale") === "relative";
+  const matrix = useMemo(
+    () => (nodes.data && timeline.data ? allocationMatrix(nodes.data, timeline.data.cycles, resource, Math.floor((heatW - 120) / 2), maxRows) : null),
+    [nodes.data, timeline.data, resource, heatW],
+  );
+  const rowH = matrix ? Math.max(2, Math.min(16, Math.floor(420 / matrix.rows))) : 8;
+  // relative: the busiest cell of the map is the top of the colour scale (low utilisation stays readable)
+  const peak = useMemo(() => {
+    if (!matrix) return 1;
+    let m = 0;
+    for (const v of matrix.values) if (!Number.isNaN(v) && v > m) m = v;
+    return m;
+  }, [matrix]);
+  const shown = useMemo(() => {
+    if (!matrix || !relative || peak <= 0 || peak >= 1) return matrix?.values ?? new Float32Array();
+    return matrix.values.map((v) => (Number.isNaN(v) ? v : v / peak));
+  }, [matrix, relative, peak]);
+  const showLabels = rowH >= 11;
+  const heatH = matrix ? matrix.rows * rowH : 200;
+  const cursorCol = useMemo(() => {
+    if (!matrix) return null;
+    const k = matrix.colCycle.findIndex((c) => c >= cursor);
+    return k < 0 ? matrix.cols - 1 : k;
+  }, [matrix, cursor]);
+  const atCursor = useMemo(() => {
+    if (!nodes.data || !timeline.data) return [];
+    const used = requestedAt(nodes.data, timeline.data.cycles, resource, cursor);
+    return nodes.data
+      .map((n, i) => ({ n, used: used[i], alloc: n.allocatable[resource] ?? 0 }))
+      .sort((a, b) => (b.alloc ? b.used / b.alloc : 0) - (a.alloc ? a.used / a.alloc : 0))
+      .slice(0, 10);
+  }, [nodes.data, timeline.data, resource, cursor]);
+  const current = timeline.data?.cycles.find((c) => c.seq === cursor) ?? null;
+
+  if (replay.error) return <ErrorView error={replay.error} title="Could not load the replay" onRetry={replay.reload} />;
+  return (
+    <div className="stack">
+      <div className="page-head">
+        <div className="grow">
+          <div className="crumbs">
+            <Link to="/replays">Replays</Link> / <Link to={`/replays/${id}`}>{r?.name || id.slice(0, 8)}</Link> /
+          </div>
+          <h1>Cluster over time</h1>
+          <p className="muted small">
+            Requested {resourceLabel(resource).toLowerCase()} on every node as the replay places pods, cycle by cycle (columns), from the
+            snapshot as uploaded (left) to the end of the replay (right).
+          </p>
+        </div>
+      </div>
+      <section className="panel" ref={box} aria-labelledby="heat-title">
+        <div className="row" style={{ marginBottom: 8 }}>
+          <h2 id="heat-title" style={{ margin: 0 }}>
+            Allocation
+          </h2>
+          <div className="segmented" role="group" aria-label="Resource">
+            {resources.map((res) => (
+              <button key={res} type="button" aria-pressed={res === resource} onClick={() => setParam("resource", res)}>
+                {resourceLabel(res)}
+              </button>
+            ))}
+          </div>
+          <span className="spacer" style={{ flex: 1 }} />
+          <div className="segmented" role="group" aria-label="Colour scale">
+            <button type="button" aria-pressed={!relative} onClick={() => setParam("scale", "absolute")}>
+              0–100%
+            </button>
+            <button type="button" aria-pressed={relative} onClick={() => setParam("scale", "relative")} title="Scale colours to the busiest cell">
+              Fit to busiest
+            </button>
+          </div>
+          <span className="small muted">0%</span>
+          <span className="colorscale" style={{ background: heatGradientCss() }} aria-hidden="true" />
+          <span className="small muted">{relative && peak > 0 && peak < 1 ? formatPercent(peak * 100) : "100%"}</span>
+          <span className="badge vermillion-strong" title="requested above allocatable">&gt;100%</span>
+          <span className="badge outline">none allocatable</span>
+        </div>
+        {nodes.error ? <ErrorView error={nodes.error} onRetry={nodes.reload} /> : null}
+        {timeline.error ? <ErrorView error={timeline.error} onRetry={timeline.reload} /> : null}
+        {!matrix || !timeline.data ? (
+          !nodes.error && !timeline.error ? <Loading label="Loading the replay's timeline…" /> : null
+        ) : (
+          <>
+            {timeline.data.source === "derived" ? (
+              <p className="small muted">Built from the replay&apos;s cycles and the snapshot&apos;s pod requests.</p>
+            ) : null}
+            <div style={{ marginLeft: showLabels ? labelsW : 0 }}>
+              <QueueStrip data={timeline.data} width={heatW - (showLabels ? labelsW : 0)} cursor={cursor} onPick={(c) => setParam("cycle", String(c))} />
+            </div>
+            <div style={{ height: 6 }} />
+            <div style={{ display: "flex" }}>
+            {showLabels ? (
+              <div aria-hidden="true" style={{ width: labelsW, flex: "none", paddingTop: 1 }}>
+                {matrix.rowNodes.map((ns, k) => (
+                  <div key={k} className="ellipsis" style={{ height: rowH, lineHeight: `${rowH}px`, fontSize: Math.min(11.5, rowH - 1), paddingRight: 6, textAlign: "right" }}>
+                    {nodes.data?.[ns[0]]?.name}
+                  </div>
+                ))}
+              </div>
+            ) : null}
+            <Heatmap
+              values={shown}
+              rows={matrix.rows}
+              cols={matrix.cols}
+              width={heatW - (showLabels ? labelsW : 0)}
+              height={heatH}
+              cursor={cursorCol}
+              label={`${resourceLabel(resource)} allocation of ${nodes.data?.length} nodes over ${cycleCount} cycles`}
+              onPickColumn={(col) => setParam("cycle", String(matrix.colCycle[col]))}
+              describe={(row, col, v) => {
+                const ns = matrix.rowNodes[row].map((i) => nodes.data?.[i]?.name ?? "");
+                const who = ns.length === 1 ? ns[0] : `${ns[0]} … ${ns[ns.length - 1]} (${ns.length} nodes, busiest)`;
+                const c = matrix.colCycle[col];
+                const real = matrix.values[row * matrix.cols + col];
+                void v;
+                return `${who} · after cycle ${c}: ${Number.isNaN(real) ? "none allocatable" : formatPercent(real * 100)}`;
+              }}
+            />
+            </div>
+            <div className="playback" style={{ marginTop: 8 }} role="group" aria-label="Cycle cursor">
+              <button type="button" onClick={() => setPlaying((p) => !p)} aria-label={playing ? "Pause" : "Play the cursor through the cycles"}>
+                {playing ? "‖ Pause" : "▶ Play"}
+              </button>
+              <input
+                type="range"
+                min={0}
+                max={cycleCount}
+                value={cursor}
+                onChange={(e) => setParam("cycle", e.target.value)}
+                aria-label="Cycle"
+                aria-valuetext={cursor === 0 ? "before the first cycle" : `after cycle ${cursor}`}
+              />
+              <span className="small nowrap">{cursor === 0 ? "before the first cycle" : `after cycle ${cursor} of ${cycleCount}`}</span>
+            </div>
+          </>
+        )}
+      </section>
+      {matrix && timeline.data ? (
+        <div className="grid-2">
+          <section className="panel" aria-labelledby="cur-title">
+            <h2 id="cur-title">{cursor === 0 ? "Before the replay" : `Cycle ${cursor}`}</h2>
+            {current ? (
+              <p>
+                <Link className="mono" to={`/replays/${id}/cycles/${current.seq}`}>
+                  {current.pod}
+                </Link>{" "}
+                <ResultBadge result={current.result} /> {current.node ? `→ ${current.node}` : ""}{" "}
+                <span className="small muted">
+                  {Object.entries(current.requests)
+                    .map(([k, v]) => `${k} ${formatAmount(k, v)}`)
+                    .join(", ")}
+                </span>
+              </p>
+            ) : null}
+            <h3>Busiest nodes ({resourceLabel(resource).toLowerCase()})</h3>
+            <table className="data">
+              <tbody>
+                {atCursor.map(({ n, used, alloc }) => (
+                  <tr key={n.name}>
+                    <td className="small">{n.name}</td>
+                    <td style={{ width: "55%" }}>
+                      <UsageBar used={used} total={alloc || undefined} resource={resource} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </section>
+          <section className="panel" aria-labelledby="lat-title">
+            <h2 id="lat-title">Per-plugin latency</h2>
+            {latency.error ? (
+              <ErrorView error={latency.error} onRetry={latency.reload} />
+            ) : !latency.data ? (
+              <Loading label="Loading latency…" />
+            ) : latency.data.plugins.length === 0 ? (
+              <p className="muted">No plugin timings recorded.</p>
+            ) : (
+              <>
+                {latency.data.source === "sampled" ? (
+                  <p className="small muted">Estimated from the stage timings of {latency.data.sampledCycles} cycles.</p>
+                ) : null}
+                <div style={{ overflowX: "auto" }}>
+                  <LatencyChart plugins={latency.data.plugins} width={Math.max(520, Math.floor(width / 2) - 40)} />
+                </div>
+              </>
+            )}
+          </section>
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,67 @@
+"""OpenAPI: the token scheme, and the error answers every operation documents.
+
+Every operation lists, besides its own answers, the errors it can give in the one error shape
+(``ErrorSerializer``): 401 always (every endpoint needs authentication), 429 always (every request
+is throttled), 404 when the path names an object, 400 when the operation takes a body or query
+parameters. Endpoint-specific errors (403, 409, 422) are declared on the views with ``extend_schema``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiResponse
+
+from .serializers import ErrorSerializer
+
+GENERIC_ERRORS = {
+    "400": "Bad input: malformed body, a wrong type, or an invalid query parameter. "
+    "`details` names the fields and their problems.",
+    "401": "Not authenticated: no credentials, or an invalid, expired or revoked token.",
+    "404": "No such object among those you may read (another user's ids answer 404 too).",
+    "429": "Throttled: the `Retry-After` header says after how many seconds to try again.",
+}
+
+
+def error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(ErrorSerializer, description=description)
+
+
+class SchedVizAutoSchema(AutoSchema):
+    """drf-spectacular's schema plus the generic error answers."""
+
+    def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
+        responses: dict[str, Any] = super()._get_response_bodies(direction)
+        codes = ["401", "429"]
+        if "{" in self.path:
+            codes.append("404")
+        takes_body = self.method in ("POST", "PUT", "PATCH") and self.get_request_serializer() is not None
+        if takes_body or self._has_query_parameters():
+            codes.append("400")
+        for code in codes:
+            if code not in responses:
+                responses[code] = self._get_response_for_code(  # type: ignore[no-untyped-call]
+                    error(GENERIC_ERRORS[code]), code, direction=direction
+                )
+        return dict(sorted(responses.items()))
+
+    def _has_query_parameters(self) -> bool:
+        if self._is_list_view() and self._get_paginator() is not None:  # type: ignore[no-untyped-call]
+            return True
+        return any(p.get("in") == "query" for p in self._get_parameters())
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    target_class = "schedviz.accounts.authentication.ApiTokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "An API token (POST /api/v1/tokens/), sent as `Authorization: Token <token>` "
+            "(`Bearer <token>` is accepted too).",
+        }
