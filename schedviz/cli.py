@@ -241,15 +241,19 @@ def _import_cluster(args: argparse.Namespace) -> int:
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    from .ingestion.parsing import UploadError
-    from .ingestion.services import create_snapshot
+    from .ingestion.parsing import UploadError, parse_objects
+    from .ingestion.services import store_parsed
 
-    call_command("migrate", interactive=False, verbosity=0)
+    call_command("migrate", interactive=False, verbosity=0, run_syncdb=False)
     username = args.user or "demo"
-    user, _ = User.objects.get_or_create(username=username)
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        print(f"schedviz: error: no user {username!r} (create it first, e.g. manage.py createsuperuser)", file=sys.stderr)
+        return 2
     name = args.name or f"{read.server or 'cluster'} ({args.context or 'current context'})"
     try:
-        snap, created = create_snapshot(user, json.dumps(doc).encode(), "cluster.json", name=name)
+        parsed = parse_objects(read.objects, source=read.server or "cluster")
+        snap, created = store_parsed(user, parsed, name=name, config=None, size=len(json.dumps(doc)))
     except UploadError as exc:
         print(f"schedviz: error: {exc}", file=sys.stderr)
         return 2

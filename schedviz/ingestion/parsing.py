@@ -206,10 +206,35 @@ class ParsedSnapshot:
         return load_objects(self.objects, self.config, self.name)
 
 
+# Fields a live cluster rewrites every few seconds without any change that matters to scheduling;
+# they are left out of the content hash so that re-reading an unchanged cluster is the same snapshot.
+_VOLATILE_METADATA = ("resourceVersion", "managedFields", "selfLink")
+_VOLATILE_CONDITION = ("lastHeartbeatTime", "lastProbeTime")
+
+
+def _stable(obj: Any) -> Any:
+    if not isinstance(obj, dict):
+        return obj
+    out = dict(obj)
+    md = out.get("metadata")
+    if isinstance(md, dict) and any(k in md for k in _VOLATILE_METADATA):
+        out["metadata"] = {k: v for k, v in md.items() if k not in _VOLATILE_METADATA}
+    status = out.get("status")
+    if isinstance(status, dict) and isinstance(status.get("conditions"), list):
+        conds = [
+            {k: v for k, v in c.items() if k not in _VOLATILE_CONDITION} if isinstance(c, dict) else c
+            for c in status["conditions"]
+        ]
+        out["status"] = {**status, "conditions": conds}
+    return out
+
+
 def content_hash(objects: list[dict[str, Any]], config: dict[str, Any] | None) -> str:
-    """SHA-256 of the canonical JSON (sorted keys, no spaces, UTF-8) of the objects and configuration."""
+    """SHA-256 of the canonical JSON (sorted keys, no spaces, UTF-8) of the objects and configuration,
+    without the bookkeeping fields a live cluster changes constantly (resourceVersion, managedFields,
+    condition heartbeat times)."""
     canonical = json.dumps(
-        {"objects": objects, "config": config},
+        {"objects": [_stable(o) for o in objects], "config": config},
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,

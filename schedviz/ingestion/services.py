@@ -11,7 +11,7 @@ from schedviz.engine.errors import ConfigError, InputError
 from schedviz.engine.runtime import registry
 
 from .models import Snapshot, pack
-from .parsing import Limits, UploadError, parse_upload
+from .parsing import Limits, ParsedSnapshot, UploadError, parse_upload
 from .summary import summarize
 
 
@@ -43,6 +43,19 @@ def create_snapshot(
         except (ConfigError, InputError) as exc:
             problems = getattr(exc, "problems", None) or [str(exc)]
             raise UploadError.from_messages("config", problems) from None
+    return store_parsed(owner, parsed, name=name or filename, config=config, team=team, size=len(data))
+
+
+def store_parsed(
+    owner: Any,
+    parsed: ParsedSnapshot,
+    *,
+    name: str,
+    config: dict[str, Any] | None,
+    team: Any = None,
+    size: int = 0,
+) -> tuple[Snapshot, bool]:
+    """Store validated objects (an upload, or a live cluster read), or return the identical snapshot."""
     content_hash = parsed.content_hash if config is parsed.config else _rehash(parsed.content_hash, config)
     existing = Snapshot.objects.filter(owner=owner, content_hash=content_hash).defer(*BLOBS).first()
     if existing is not None:
@@ -52,10 +65,10 @@ def create_snapshot(
     snap = Snapshot(
         owner=owner,
         team=team,
-        name=name or filename or "snapshot",
+        name=name or "snapshot",
         content_hash=content_hash,
         source_format=parsed.format,
-        size_bytes=len(data),
+        size_bytes=size,
         node_count=int(counts.get("nodes", 0)),
         pod_count=int(counts.get("pods", 0)),
         pending_count=int(counts.get("pending", 0)),

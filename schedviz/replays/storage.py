@@ -79,6 +79,7 @@ def encode_cycle(rec: CycleRecord, reasons: list[tuple[str, ...]]) -> bytes:
         "nominated_node": rec.nominated_node,
         "post_filter": rec.post_filter,
         "error": rec.error,
+        "unschedulable_plugins": rec.unschedulable_plugins,
         "time": rec.time,
         "kind": rec.kind,
         "follows": rec.follows,
@@ -115,6 +116,7 @@ def decode_cycle(blob: bytes) -> tuple[CycleRecord, list[tuple[str, ...]]]:
         nominated_node=header["nominated_node"],
         post_filter=header["post_filter"],
         error=header["error"],
+        unschedulable_plugins=header.get("unschedulable_plugins", []),
         # absent from cycles stored before replay time and Permit events
         time=header.get("time", 0.0),
         kind=header.get("kind", "Scheduling"),

@@ -109,6 +109,7 @@ class ReplayConsumer(AsyncWebsocketConsumer):
 
     async def _hello(self) -> None:
         r = await _refresh(self.replay)
+        names = await _node_names(r)
         self.attempt = r.attempt
         await self.send_json(
             {
@@ -119,13 +120,13 @@ class ReplayConsumer(AsyncWebsocketConsumer):
                     "attempt": r.attempt,
                     "cyclesTotal": r.cycles_total,
                     "cyclesDone": r.cycles_done,
-                    "nodeCount": 0,
+                    "nodeCount": len(names),
                 },
                 "mode": self.mode,
                 "resumeAfter": f"{self.after[0]}.{self.after[1]}",
             }
         )
-        for msg in node_messages(await _node_names(r)):
+        for msg in node_messages(names):
             await self.send_json(msg)
 
     async def disconnect(self, code: int) -> None:
@@ -195,13 +196,17 @@ class ReplayConsumer(AsyncWebsocketConsumer):
             raise
 
     async def _send_cycle(self, seq: int, payload: bytes) -> None:
+        start = self.after
         for msg in _messages(payload, self.topk):
             pos = (msg["pos"][0], msg["pos"][1])
-            if pos <= self.after:
+            if pos <= start:
                 continue
+            if self.after != start:
+                return  # a seek arrived while this cycle was being sent: it decides where to go next
             await self.send_json(msg)
-            self.after = pos
-        self.after = (seq, 10**9) if self.after[0] <= seq else self.after
+            start = self.after = pos
+        if self.after == start:
+            self.after = (seq, 10**9)
 
     async def _restart_if_new_attempt(self, r: Any) -> bool:
         if r.attempt != self.attempt:

@@ -143,7 +143,7 @@ def cycle_messages(rec: CycleRecord, reasons: list[tuple[str, ...]], topk: int =
 
 
 def _stage(s: Any) -> dict[str, Any]:
-    return {
+    out = {
         "type": "stage",
         "point": s.point,
         "plugin": s.plugin,
@@ -151,6 +151,9 @@ def _stage(s: Any) -> dict[str, Any]:
         "reason": s.reason,
         "durationMicros": s.duration_micros,
     }
+    if s.details:
+        out["details"] = s.details  # bounded by the plugins (grouped nodes, capped lists)
+    return out
 
 
 def _score(rec: CycleRecord, topk: int) -> dict[str, Any]:

@@ -70,12 +70,6 @@ def test_import_cluster_stores_one_snapshot_for_the_user(
     assert Snapshot.objects.count() == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ingestion (parsing/live): the content hash covers metadata.resourceVersion and node heartbeat "
-    "times, which a real cluster changes every few seconds, so re-importing an unchanged cluster stores "
-    "a new snapshot",
-)
 def test_reimport_ignores_what_changes_without_a_scheduling_difference(
     fake_cluster: FakeApiServer, tmp_path: Path, alice: User
 ) -> None:

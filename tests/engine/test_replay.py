@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -212,3 +213,31 @@ def test_trace_json_shape() -> None:
     points = [s["point"] for s in cyc["stages"]]
     for p in ("PreFilter", "Filter", "PreScore", "Score", "NormalizeScore", "Reserve", "PreBindPreFlight", "Bind"):
         assert p in points
+
+
+def test_a_plugin_that_fails_to_initialise_is_a_config_error() -> None:
+    from schedviz.engine.errors import ConfigError
+    from schedviz.engine.framework import CycleState, Verdicts
+
+    class Boom:
+        name = "example.com/Boom"
+
+        def __init__(self, args: dict[str, Any], handle: Any) -> None:
+            raise RuntimeError("no GPU inventory configured")
+
+        def filter(self, state: CycleState, pod: Pod, nodes: Any) -> Verdicts:
+            return Verdicts.all_pass(len(nodes))
+
+    registry.register(Boom)
+    try:
+        cfg = config(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [{"schedulerName": "default-scheduler", "plugins": {"filter": {"enabled": [{"name": Boom.name}]}}}],
+            }
+        )
+        with pytest.raises(ConfigError, match=re.escape('initializing plugin "example.com/Boom": RuntimeError: no GPU')):
+            Replay(snapshot([node("a")], [pod("p")]), cfg)
+    finally:
+        registry._extra.pop(Boom.name, None)

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..config import ProfileConfig
+from ..errors import ConfigError
 from ..framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -100,7 +101,13 @@ class Framework:
             for ref in refs:
                 if ref.name not in self.instances:
                     cls = registry.plugin_class(ref.name)
-                    self.instances[ref.name] = cls(profile.plugin_args.get(ref.name, {}), handle)
+                    try:
+                        self.instances[ref.name] = cls(profile.plugin_args.get(ref.name, {}), handle)
+                    except ConfigError as exc:
+                        problems = [f'initializing plugin "{ref.name}": {p}' for p in exc.problems]
+                        raise ConfigError(problems, exc.source) from None
+                    except Exception as exc:  # a custom plugin's constructor failed
+                        raise ConfigError([f'initializing plugin "{ref.name}": {type(exc).__name__}: {exc}']) from None
 
         def pick(point: str, proto: type) -> list[Any]:
             return [
