@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "schedviz.accounts",
     "schedviz.ingestion",
@@ -150,6 +151,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Replays and explains kube-scheduler v1.35 decisions: snapshots, replays, cycles, explain, reports.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # the docs pages' assets are served locally (no CDN)
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
 

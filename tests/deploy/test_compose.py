@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 PG = os.environ.get("SCHEDVIZ_TEST_PG", "postgres://postgres@127.0.0.1:5432")
 REDIS = os.environ.get("SCHEDVIZ_TEST_REDIS", "redis://127.0.0.1:6379/14")
-DB_NAME = "schedviz_compose_test"
+DB_NAME = f"schedviz_compose_test_{os.getpid()}"
 
 
 def test_services_and_health_checks() -> None:
