@@ -23,7 +23,8 @@ def _replay(args: argparse.Namespace) -> int:
     if args.config:
         cfg_source = args.config
     config = load_config(cfg_source, implements=registry.implements_table())
-    rp = Replay(snapshot, config, ReplayOptions(all_nodes=args.all_nodes))
+    preemption = getattr(args, "preemption", None) or "evict"
+    rp = Replay(snapshot, config, ReplayOptions(all_nodes=args.all_nodes, preemption=preemption))
     trace = rp.run()
     if args.format == "json":
         json.dump(trace.to_dict(), sys.stdout, indent=1 if args.pretty else None)
@@ -38,9 +39,17 @@ def render_table(trace: ReplayTrace, top: int = 3) -> str:
     lines: list[str] = []
     for c in trace.cycles:
         head = f"{c.seq:>4}  {c.pod:<40} {c.result:<14} {c.selected_node or '-'}"
+        if c.attempt > 1 and c.kind != "Binding":
+            head += f"  (attempt {c.attempt})"
         lines.append(head)
         if c.message:
             lines.append(f"      {c.message}")
+        if c.nominated_node:
+            lines.append(f"      nominated to {c.nominated_node}")
+        for e in c.evictions:
+            lines.append(f"      evicted {e.pod} from {e.node}")
+        for n in c.cleared_nominations:
+            lines.append(f"      cleared the nomination of {n.pod} to {n.node}")
         if c.error and c.result in ("NotHandled", "Gated", "Error"):
             lines.append(f"      {c.error}")
         lines.extend(_top_nodes(trace, c, top))
@@ -85,6 +94,26 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load(args: argparse.Namespace) -> int:
+    from .loadtest import LoadError, main_pids, run, summary
+
+    token = args.token or os.environ.get("SCHEDVIZ_TOKEN", "")
+    if not token:
+        raise SchedVizError("load: --token (or $SCHEDVIZ_TOKEN) is required")
+    try:
+        r = run(
+            args.url, token, clients=args.clients, api_rps=args.api_rps, duration=args.duration,
+            nodes=args.nodes, pods=args.pods, replay=args.replay, pids=main_pids(args.pid or []),
+            p95_ms=args.p95_ms,
+        )
+    except (LoadError, OSError) as exc:
+        raise SchedVizError(f"load: {exc}") from None
+    if args.output:
+        Path(args.output).write_text(json.dumps(r, indent=1) + "\n")
+    print(json.dumps(r) if args.json else summary(r))
+    return 0 if r["passed"] else 1
+
+
 def _bench_stream(args: argparse.Namespace) -> int:
     from .bench_stream import run
 
@@ -107,6 +136,16 @@ def _bench_storage(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_browser(args: argparse.Namespace) -> int:
+    from .bench_browser import run, summary
+
+    r = run(args.nodes, args.pods, args.steps, args.chromium)
+    if args.output:
+        Path(args.output).write_text(json.dumps(r, indent=1) + "\n")
+    print(json.dumps(r) if args.json else summary(r))
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     ns = argparse.Namespace(paths=[str(SAMPLE)], config=None, all_nodes=False, format="table", top=3, pretty=False)
     return _replay(ns)
@@ -122,7 +161,7 @@ def _explain(args: argparse.Namespace) -> int:
         snapshot,
         args.pod,
         config=config,
-        options=ReplayOptions(all_nodes=args.all_nodes),
+        options=ReplayOptions(all_nodes=args.all_nodes, preemption=args.preemption),
         nodes=args.node or [],
     )
     if args.format == "json":
@@ -262,6 +301,35 @@ def _import_cluster(args: argparse.Namespace) -> int:
     return 0
 
 
+def _race_schedulers(specs: list[str]) -> list[tuple[str, str]]:
+    """``--scheduler NAME=CONFIG_FILE`` values as (name, path)."""
+    out: list[tuple[str, str]] = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise SchedVizError(f"--scheduler {spec}: expected NAME=CONFIG_FILE")
+        if any(name == n for n, _ in out):
+            raise SchedVizError(f"--scheduler {spec}: scheduler {name!r} is given twice")
+        out.append((name, path))
+    return out
+
+
+def _race(args: argparse.Namespace) -> int:
+    from .engine.runtime.race import RaceOptions, race
+
+    named = _race_schedulers(args.scheduler)
+    snapshot = load_paths(args.paths)
+    impl = registry.implements_table()
+    schedulers = [(name, load_config(path, implements=impl)) for name, path in named]
+    report = race(snapshot, schedulers, RaceOptions(all_nodes=args.all_nodes))
+    if args.format == "json":
+        json.dump(report.to_dict(), sys.stdout, indent=1 if args.pretty else None)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(report.to_table())
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> int:
     from .server import serve
 
@@ -292,6 +360,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("paths", nargs="+", help="snapshot files or directories (YAML/JSON, kind: List, multi-document)")
     r.add_argument("--config", help="KubeSchedulerConfiguration file (YAML or JSON)")
     r.add_argument("--all-nodes", action="store_true", help="filter and score every node (percentageOfNodesToScore=100)")
+    r.add_argument(
+        "--preemption",
+        choices=("evict", "dry-run"),
+        default="evict",
+        help="evict: a successful preemption deletes its victims and the preemptor is retried after its "
+        "backoff (default); dry-run: preemption is only recorded",
+    )
     r.add_argument("--format", choices=("json", "table"), default="table")
     r.add_argument("--top", type=int, default=3, help="nodes shown per pod in the table")
     r.add_argument("--pretty", action="store_true", help="indent JSON output")
@@ -310,10 +385,41 @@ def build_parser() -> argparse.ArgumentParser:
     bs.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13"))
     bs.add_argument("--json", action="store_true")
     bs.set_defaults(func=_bench_stream)
+    ld = sub.add_parser(
+        "load",
+        help="load-test a running server: websocket clients watching one replay plus API requests",
+        description="Many websocket clients watch one replay (checking every position: no gap, no "
+        "duplicate, resuming mid-stream) while API requests run at a steady rate; reports API latency "
+        "percentiles and the server's memory (--pid). Exit status 1 when a check fails.",
+    )
+    ld.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8000")
+    ld.add_argument("--token", help="an API token (default: $SCHEDVIZ_TOKEN)")
+    ld.add_argument("--clients", type=int, default=200, help="websocket clients (default 200)")
+    ld.add_argument("--api-rps", type=float, default=50, help="API requests per second (default 50)")
+    ld.add_argument("--duration", type=float, default=120, help="seconds (default 120)")
+    ld.add_argument("--nodes", type=int, default=1000, help="nodes of the synthetic snapshot (default 1000)")
+    ld.add_argument("--pods", type=int, default=100, help="its pending pods, i.e. cycles (default 100)")
+    ld.add_argument("--replay", help="watch this existing replay instead of creating one")
+    ld.add_argument("--pid", action="append", help="a server process whose memory to sample (repeatable)")
+    ld.add_argument("--p95-ms", type=float, default=300, help="the API p95 latency to pass (default 300)")
+    ld.add_argument("--output", metavar="FILE", help="also write the results as JSON")
+    ld.add_argument("--json", action="store_true")
+    ld.set_defaults(func=_load)
     bst = sub.add_parser("bench-storage", help="stored size of a 1000x1000 replay; p95 of a 5000-node cycle page")
     bst.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/schedviz_bench"))
     bst.add_argument("--requests", type=int, default=200)
     bst.set_defaults(func=_bench_storage)
+    bb = sub.add_parser(
+        "bench-browser",
+        help="headless Chromium: from a 5000-node cycle's last websocket message to its verdicts on screen",
+    )
+    bb.add_argument("--nodes", type=int, default=5000)
+    bb.add_argument("--pods", type=int, default=30, help="pending pods (cycles) of the synthetic snapshot")
+    bb.add_argument("--steps", type=int, default=15, help="cycles played back one Step at a time")
+    bb.add_argument("--chromium", default=os.environ.get("SCHEDVIZ_CHROMIUM", "/usr/bin/chromium"))
+    bb.add_argument("--output", metavar="FILE", help="also write the figures and samples as JSON")
+    bb.add_argument("--json", action="store_true")
+    bb.set_defaults(func=_bench_browser)
     d = sub.add_parser("demo", help="replay the bundled sample cluster")
     d.set_defaults(func=_demo)
     ic = sub.add_parser("import-cluster", help="read a live cluster once and store it as a snapshot")
@@ -378,10 +484,38 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument(
         "--all-nodes", action="store_true", help="replay the earlier cycles with every node filtered and scored"
     )
+    e.add_argument(
+        "--preemption",
+        choices=("evict", "dry-run"),
+        default="evict",
+        help="how the earlier cycles' preemptions play out (as for replay)",
+    )
     e.add_argument("--format", choices=("json", "text"), default="text")
     e.add_argument("--pretty", action="store_true", help="indent JSON output")
     _plugin_module_option(e)
     e.set_defaults(func=_explain)
+    ra = sub.add_parser(
+        "race",
+        help="several schedulers deciding from the same stale snapshot: binding conflicts, kubelet rejections",
+        description="Replay the pending pods of a snapshot through several scheduler processes at once, each "
+        "with its own configuration and its own view of the cluster (the snapshot plus its own pods), "
+        "interleaved round-robin on the replay clock; then apply their bindings as the API server does "
+        "(a pod bound twice: Conflict) and admit the bound pods as each node's kubelet does (OutOfcpu, ...).",
+    )
+    ra.add_argument("paths", nargs="+", metavar="FILE", help="snapshot files or directories (YAML/JSON)")
+    ra.add_argument(
+        "--scheduler",
+        action="append",
+        required=True,
+        metavar="NAME=CONFIG_FILE",
+        help="a scheduler process and its KubeSchedulerConfiguration (repeatable; processes act in this "
+        "order at the same instant)",
+    )
+    ra.add_argument("--all-nodes", action="store_true", help="filter and score every node (percentageOfNodesToScore=100)")
+    ra.add_argument("--format", choices=("json", "table"), default="table")
+    ra.add_argument("--pretty", action="store_true", help="indent JSON output")
+    _plugin_module_option(ra)
+    ra.set_defaults(func=_race)
     return p
 
 

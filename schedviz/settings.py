@@ -45,9 +45,11 @@ INSTALLED_APPS = [
     "schedviz.replays",
     "schedviz.api",
     "schedviz.streaming",
+    "schedviz.live",
 ]
 
 MIDDLEWARE = [
+    "schedviz.api.middleware.SecurityHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -56,6 +58,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # last: it sees the views' exceptions first (a database that cannot be reached: 503, not 500)
+    "schedviz.api.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "schedviz.urls"
@@ -81,10 +85,16 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{DATA_DIR / 'schedviz.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+        conn_health_checks=True,  # a connection kept across requests is checked before reuse
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # an unreachable server fails a request in seconds (a 503), instead of hanging it
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5)
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
@@ -128,6 +138,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "schedviz"
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("SCHEDVIZ_TASK_VISIBILITY_SECONDS", 3600)}
+# A running replay whose worker has not reported for this long may be re-run (POST .../rerun/).
+SCHEDVIZ_STALE_SECONDS = env_int("SCHEDVIZ_STALE_SECONDS", 120)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -11,3 +11,5 @@ urlpatterns = [
     path("", views.spa, name="home"),
     re_path(r"^(?P<path>(snapshots|replays|live|compare|configurations)(/.*)?)$", views.spa, name="spa"),
 ]
+
+handler500 = "schedviz.api.middleware.server_error"

@@ -2,8 +2,8 @@
 
 Every operation lists, besides its own answers, the errors it can give in the one error shape
 (``ErrorSerializer``): 401 always (every endpoint needs authentication), 429 always (every request
-is throttled), 404 when the path names an object, 400 when the operation takes a body or query
-parameters. Endpoint-specific errors (403, 409, 422) are declared on the views with ``extend_schema``.
+is throttled), 503 always (the database cannot be reached), 404 when the path names an object or a paginated list's page is past the end, 400 when the operation takes a body or query
+parameters, 415 when it takes a body. Endpoint-specific errors (403, 409, 422) are declared on the views with ``extend_schema``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ GENERIC_ERRORS = {
     "401": "Not authenticated: no credentials, or an invalid, expired or revoked token.",
     "404": "No such object among those you may read (another user's ids answer 404 too).",
     "429": "Throttled: the `Retry-After` header says after how many seconds to try again.",
+    "503": "The database is briefly unavailable (`unavailable`); `Retry-After` says when to try again.",
+    "404-page": "`page` is past the last page.",
+    "415": "The body's media type is not one this operation reads (see its request body's content types).",
 }
 
 
@@ -34,21 +37,29 @@ class SchedVizAutoSchema(AutoSchema):
 
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)
-        codes = ["401", "429"]
+        codes = ["401", "429", "503"]
         if "{" in self.path:
             codes.append("404")
+        elif self._is_paginated_list():
+            codes.append("404-page")
         takes_body = self.method in ("POST", "PUT", "PATCH") and self.get_request_serializer() is not None
         if takes_body or self._has_query_parameters():
             codes.append("400")
-        for code in codes:
+        if takes_body:
+            codes.append("415")
+        for key in codes:
+            code = key.partition("-")[0]
             if code not in responses:
                 responses[code] = self._get_response_for_code(  # type: ignore[no-untyped-call]
-                    error(GENERIC_ERRORS[code]), code, direction=direction
+                    error(GENERIC_ERRORS[key]), code, direction=direction
                 )
         return dict(sorted(responses.items()))
 
+    def _is_paginated_list(self) -> bool:
+        return bool(self._is_list_view() and self._get_paginator() is not None)  # type: ignore[no-untyped-call]
+
     def _has_query_parameters(self) -> bool:
-        if self._is_list_view() and self._get_paginator() is not None:  # type: ignore[no-untyped-call]
+        if self._is_paginated_list():
             return True
         return any(p.get("in") == "query" for p in self._get_parameters())
 

@@ -92,6 +92,13 @@ class ReplayCreateSerializer(serializers.Serializer[Any]):
         required=False, allow_null=True, help_text="An inline KubeSchedulerConfiguration"
     )
     all_nodes = serializers.BooleanField(required=False, default=False)
+    preemption = serializers.ChoiceField(
+        choices=["evict", "dry-run"],
+        required=False,
+        default="evict",
+        help_text="evict: a successful preemption deletes its victims and the preemptor is retried; "
+        "dry-run: preemption is only recorded",
+    )
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     team = TeamField(
         help_text="Share with this team (its id; you must be a member). Default: the snapshot's team"

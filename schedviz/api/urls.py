@@ -1,6 +1,8 @@
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
+
+from schedviz.live import views as live_views
 
 from . import views
 from .errors import not_found
@@ -11,11 +13,13 @@ router.register("configurations", views.ConfigurationViewSet, basename="configur
 router.register("replays", views.ReplayViewSet, basename="replay")
 router.register("tokens", views.TokenViewSet, basename="token")
 router.register("reports", views.ReportViewSet, basename="report")
+router.register("clusters", live_views.LiveClusterViewSet, basename="cluster")
 
 urlpatterns = [
     path("v1/", include(router.urls)),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    # the split view serves its start-up script from a URL: no inline script (Content-Security-Policy)
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
-    re_path(r"^(?P<path>.*)$", not_found),
+    re_path(r"^(?P<path>[\s\S]*)$", not_found),  # any path, newlines included: the JSON 404
 ]

@@ -357,6 +357,7 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
                 configuration=configuration,
                 inline_config=d.get("config"),
                 all_nodes=d.get("all_nodes", False),
+                preemption=d.get("preemption", "evict"),
                 name=d.get("name", ""),
                 team=d.get("team"),
             )

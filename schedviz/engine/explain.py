@@ -633,7 +633,7 @@ class _Analysis:
             return out
         table = ReasonTable()
         try:
-            fo = self.fw.run_filter(state, pod, nodes[pos], table, {})
+            fo = self.fw.run_filter_with_nominated_pods(state, pod, nodes[pos], table, {})
         except CycleError as exc:
             err: Verdict = (int(Code.Error), exc.plugin, (str(exc),))
             for k in pos.tolist():

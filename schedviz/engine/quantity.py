@@ -18,6 +18,7 @@ CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
+INT64_MAX = 2**63 - 1
 
 
 def parse(value: object, *, obj: str = "", field: str = "") -> Decimal:
@@ -30,15 +31,20 @@ def parse(value: object, *, obj: str = "", field: str = "") -> Decimal:
         raise InputError(f"invalid quantity {value!r}: {exc}", obj=obj, field=field) from None
     if not isinstance(q, Decimal) or not q.is_finite():
         raise InputError(f"invalid quantity {value!r}", obj=obj, field=field)
+    if q.copy_abs() > INT64_MAX:  # copy_abs: no context, so no Overflow for 1e9999999999
+        # kube-scheduler reads quantities as 64-bit integers; beyond that its arithmetic wraps around
+        raise InputError(f"invalid quantity {value!r}: larger than {INT64_MAX}", obj=obj, field=field)
     return q
 
 
 def to_int(resource: str, value: object, *, obj: str = "", field: str = "") -> int:
     """A quantity in the scheduler's unit for ``resource``: milli-CPU for cpu, whole units otherwise."""
     q = parse(value, obj=obj, field=field)
-    if resource == CPU:
-        return math.ceil(q * 1000)
-    return math.ceil(q)
+    n = math.ceil(q * 1000) if resource == CPU else math.ceil(q)
+    if abs(n) > INT64_MAX:
+        unit = "milli-CPU" if resource == CPU else "units"
+        raise InputError(f"invalid quantity {value!r}: larger than {INT64_MAX} {unit}", obj=obj, field=field)
+    return n
 
 
 def format_milli_cpu(milli: int) -> str:

@@ -531,10 +531,20 @@ def compute_pod_resources(
     )
     # computePodResourceRequest: the pod's spec only (SetMaxResource over PodRequests).
     fit = scheduler_view(pod_requests(parsed)) if uses_status else requests
+    nonzero_cpu = to_units(CPU, non0.get(CPU, _ZERO))
+    nonzero_memory = to_units(MEMORY, non0.get(MEMORY, _ZERO))
+    for name, value in (*requests.items(), *fit.items(), (CPU, nonzero_cpu), (MEMORY, nonzero_memory)):
+        if value > quantity.INT64_MAX:  # the scheduler adds requests up in 64-bit integers
+            unit = "milli-CPU" if name == CPU else "units"
+            raise InputError(
+                f"the pod's {name} requests add up to {value} {unit}, more than {quantity.INT64_MAX}",
+                obj=ident,
+                field="spec.containers[*].resources.requests",
+            )
     return PodResources(
         requests=requests,
-        nonzero_cpu=to_units(CPU, non0.get(CPU, _ZERO)),
-        nonzero_memory=to_units(MEMORY, non0.get(MEMORY, _ZERO)),
+        nonzero_cpu=nonzero_cpu,
+        nonzero_memory=nonzero_memory,
         fit_requests=fit,
         parsed=parsed,
     )

@@ -19,7 +19,7 @@ from .runtime.framework import Stage
 API_VERSION = "schedviz.io/v1"
 KIND = "ReplayTrace"
 KUBERNETES_VERSION = "v1.35.4"
-TRACE_FORMAT_VERSION = 2
+TRACE_FORMAT_VERSION = 3
 
 NOT_EVALUATED = -1
 
@@ -28,6 +28,25 @@ RESULTS = ("Scheduled", "Unschedulable", "Waiting", "Error", "NotHandled", "Gate
 # A record is a scheduling cycle, or the end of the binding cycle of a pod that waited at Permit.
 SCHEDULING = "Scheduling"
 BINDING = "Binding"
+
+
+@dataclass
+class Eviction:
+    """A pod preemption deleted to make room for ``preemptor`` on ``node``, at replay time ``time``."""
+
+    time: float
+    pod: str
+    node: str
+    preemptor: str
+
+
+@dataclass
+class ClearedNomination:
+    """A lower-priority pod whose nomination to ``node`` a preemption there cleared."""
+
+    time: float
+    pod: str
+    node: str
 
 
 @dataclass
@@ -72,6 +91,13 @@ class CycleRecord:
     # Diagnosis.UnschedulablePlugins of a FitError: the plugins that rejected nodes, and "Extender"
     # when extenders filtered some out (sorted; empty unless the result is Unschedulable)
     unschedulable_plugins: list[str] = field(default_factory=list)
+    # which attempt of the pod this is (1 for its first cycle; a Binding record has its Scheduling
+    # record's), the pods a preemption in this cycle deleted and the nominations it cleared, and
+    # the node the cycle tried first because the pod was nominated to it (evaluateNominatedNode)
+    attempt: int = 1
+    evictions: list[Eviction] = field(default_factory=list)
+    cleared_nominations: list[ClearedNomination] = field(default_factory=list)
+    tried_nominated_node: str | None = None
 
     def tied_names(self, node_names: list[str]) -> list[str]:
         return [] if self.tied is None else [node_names[i] for i in self.tied.tolist()]
@@ -95,16 +121,18 @@ class ReplayTrace:
         self.cycles: list[CycleRecord] = []
 
     def cycle(self, pod: str) -> CycleRecord:
+        """The pod's first record."""
         for c in self.cycles:
             if c.pod == pod:
                 return c
         raise KeyError(pod)
 
     def pod_records(self) -> dict[str, tuple[CycleRecord, CycleRecord]]:
-        """Per pod, in queue order: its scheduling record and its final record.
+        """Per pod, in queue order: its first scheduling record and its final record.
 
-        They differ for a pod that waited at Permit: the final record is the Binding record that
-        bound or released it.
+        They differ for a pod that waited at Permit (the final record is the Binding record that
+        bound or released it) and for a preemptor retried after its preemption (the final record
+        is its last attempt's).
         """
         out: dict[str, tuple[CycleRecord, CycleRecord]] = {}
         for c in self.cycles:
@@ -151,6 +179,14 @@ def permit_event_to_dict(e: PermitEvent) -> dict[str, Any]:
     return out
 
 
+def eviction_to_dict(e: Eviction) -> dict[str, Any]:
+    return {"time": e.time, "pod": e.pod, "node": e.node, "preemptor": e.preemptor}
+
+
+def cleared_nomination_to_dict(e: ClearedNomination) -> dict[str, Any]:
+    return {"time": e.time, "pod": e.pod, "node": e.node}
+
+
 def cycle_to_dict(
     c: CycleRecord, node_names: list[str], reasons: list[tuple[str, ...]], *, nodes: bool = True
 ) -> dict[str, Any]:
@@ -158,6 +194,7 @@ def cycle_to_dict(
         "seq": c.seq,
         "kind": c.kind,
         "time": c.time,
+        "attempt": c.attempt,
         "pod": c.pod,
         "profile": c.profile,
         "result": c.result,
@@ -181,6 +218,12 @@ def cycle_to_dict(
         out["permitEvents"] = [permit_event_to_dict(e) for e in c.permit_events]
     if c.post_filter:
         out["postFilter"] = c.post_filter
+    if c.tried_nominated_node is not None:
+        out["triedNominatedNode"] = c.tried_nominated_node
+    if c.evictions:
+        out["evictions"] = [eviction_to_dict(e) for e in c.evictions]
+    if c.cleared_nominations:
+        out["clearedNominations"] = [cleared_nomination_to_dict(e) for e in c.cleared_nominations]
     if c.unschedulable_plugins:
         out["unschedulablePlugins"] = c.unschedulable_plugins
     if c.error:

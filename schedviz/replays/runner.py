@@ -30,7 +30,7 @@ from .storage import encode_cycle
 log = logging.getLogger(__name__)
 
 BATCH = 25
-STALE_AFTER = timedelta(seconds=120)
+STALE_AFTER = timedelta(seconds=120)  # default; settings.SCHEDVIZ_STALE_SECONDS overrides it
 
 # Streaming hooks: progress listeners are called with (replay, cycles stored so far) after each stored
 # batch, status listeners with the replay whenever its status changes.
@@ -48,25 +48,40 @@ def _notify_status(replay: Replay) -> None:
             log.exception("status listener failed")
 
 
+def stale_after() -> timedelta:
+    from django.conf import settings
+
+    seconds = getattr(settings, "SCHEDVIZ_STALE_SECONDS", None)
+    return STALE_AFTER if seconds is None else timedelta(seconds=seconds)
+
+
 def is_stale(replay: Replay) -> bool:
     """A running replay whose worker stopped reporting: it may be re-run."""
     if replay.status != Replay.Status.RUNNING:
         return False
     beat = replay.heartbeat or replay.started
-    return beat is None or timezone.now() - beat > STALE_AFTER
+    return beat is None or timezone.now() - beat > stale_after()
 
 
 def engine_options(options: dict[str, Any]) -> ReplayOptions:
-    return ReplayOptions(all_nodes=bool(options.get("allNodes", False)))
+    return ReplayOptions(
+        all_nodes=bool(options.get("allNodes", False)), preemption=str(options.get("preemption", "evict"))
+    )
 
 
-def _claim(replay_id: Any) -> Replay | None:
-    """Move a queued (or stale running) replay to running under a new attempt; None if not runnable."""
+def _claim(replay_id: Any, takeover: bool = False) -> Replay | None:
+    """Move a queued (or stale running) replay to running under a new attempt; None if not runnable.
+
+    ``takeover``: the task was delivered again because the worker that ran it died (Celery's
+    ``reject_on_worker_lost``, or the broker's visibility timeout): a running replay is claimed
+    at once, without waiting for its heartbeat to go stale. Should the first worker still be alive
+    (a replay longer than the visibility timeout), it stops at its next batch: the attempt changed.
+    """
     with transaction.atomic():
         replay = Replay.objects.select_for_update().filter(pk=replay_id).first()
         if replay is None:
             return None
-        if replay.status == Replay.Status.RUNNING and not is_stale(replay):
+        if replay.status == Replay.Status.RUNNING and not (takeover or is_stale(replay)):
             return None
         if replay.status in (Replay.Status.SUCCEEDED, Replay.Status.CANCELLED, Replay.Status.FAILED):
             return None
@@ -86,9 +101,9 @@ def _claim(replay_id: Any) -> Replay | None:
     return replay
 
 
-def run_replay(replay_id: Any) -> str:
-    """Run one replay to the end; returns its final status."""
-    replay = _claim(replay_id)
+def run_replay(replay_id: Any, takeover: bool = False) -> str:
+    """Run one replay to the end; returns its final status (``takeover``: see ``_claim``)."""
+    replay = _claim(replay_id, takeover)
     if replay is None:
         current = Replay.objects.filter(pk=replay_id).values_list("status", flat=True).first()
         return str(current or "missing")
@@ -119,8 +134,8 @@ def _run(replay: Replay) -> str:
         final[rec.pod] = rec.result
         batch.append(_row(replay, rec, engine.reasons.items))
         records += 1
-        if rec.kind == SCHEDULING:
-            done += 1  # progress counts pods' scheduling cycles, not follow-up Binding records
+        if rec.kind == SCHEDULING and rec.attempt == 1:
+            done += 1  # progress counts pods' first scheduling cycles, not retries or Binding records
         if len(batch) >= BATCH:
             if not _flush(replay, batch, done):
                 return _finish(replay, Replay.Status.CANCELLED, "cancelled by request")

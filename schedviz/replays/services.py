@@ -46,6 +46,7 @@ def start_replay(
     all_nodes: bool = False,
     name: str = "",
     team: Any = None,
+    preemption: str = "evict",
 ) -> Replay:
     """Create a replay (the configuration copied into it) and queue it.
 
@@ -64,7 +65,7 @@ def start_replay(
             snapshot=snapshot,
             configuration=configuration,
             config=config,
-            options={"allNodes": bool(all_nodes)},
+            options={"allNodes": bool(all_nodes), "preemption": preemption},
             name=name or f"{snapshot.name}",
             cycles_total=snapshot.pending_count,
         )
@@ -167,9 +168,11 @@ def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
     # a pod that is not pending (bound or finished) has no cycle: the engine says why (InputError)
     raw = replay.config if replay.config is not None else snapshot.config
     cfg = _load(raw, implements=registry.implements_table())
-    ex = engine_explain(
-        snapshot, key, config=cfg, options=ReplayOptions(all_nodes=bool(replay.options.get("allNodes"))), nodes=nodes
+    options = ReplayOptions(
+        all_nodes=bool(replay.options.get("allNodes")),
+        preemption=str(replay.options.get("preemption", "evict")),
     )
+    ex = engine_explain(snapshot, key, config=cfg, options=options, nodes=nodes)
     value: dict[str, Any] = ex.to_dict()
     return value
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from schedviz.engine.framework import PermitEvent
 from schedviz.engine.runtime.framework import Stage
-from schedviz.engine.trace import CycleRecord
+from schedviz.engine.trace import ClearedNomination, CycleRecord, Eviction
 
 ARRAYS = (
     "filter_codes",
@@ -84,6 +84,10 @@ def encode_cycle(rec: CycleRecord, reasons: list[tuple[str, ...]]) -> bytes:
         "kind": rec.kind,
         "follows": rec.follows,
         "permit_events": [asdict(e) for e in rec.permit_events],
+        "attempt": rec.attempt,
+        "evictions": [asdict(e) for e in rec.evictions],
+        "cleared_nominations": [asdict(e) for e in rec.cleared_nominations],
+        "tried_nominated_node": rec.tried_nominated_node,
         "reasons": [list(reasons[g]) for g, _ in sorted(local.items(), key=lambda kv: kv[1])],
     }
     buf = io.BytesIO()
@@ -122,6 +126,11 @@ def decode_cycle(blob: bytes) -> tuple[CycleRecord, list[tuple[str, ...]]]:
         kind=header.get("kind", "Scheduling"),
         follows=header.get("follows"),
         permit_events=[PermitEvent(**e) for e in header.get("permit_events", [])],
+        # absent from cycles stored before preemptions evicted and retried
+        attempt=header.get("attempt", 1),
+        evictions=[Eviction(**e) for e in header.get("evictions", [])],
+        cleared_nominations=[ClearedNomination(**e) for e in header.get("cleared_nominations", [])],
+        tried_nominated_node=header.get("tried_nominated_node"),
     )
     for name, a in arrays.items():
         if name in ("filter_codes",):

@@ -18,9 +18,13 @@ _pool: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
 
 
-@app.task(name="schedviz.run_replay", acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
-def run_replay_task(replay_id: str) -> str:
-    return run_replay(replay_id)
+@app.task(name="schedviz.run_replay", bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+def run_replay_task(self: Any, replay_id: str) -> str:
+    # delivered again: the worker that had it died mid-run (acks_late keeps the message until the end;
+    # reject_on_worker_lost requeues it when the pool process dies; the broker's visibility timeout
+    # when the whole worker does). The replay restarts as a new attempt; the dead one's cycles go.
+    info = getattr(self.request, "delivery_info", None) or {}
+    return run_replay(replay_id, takeover=bool(info.get("redelivered")))
 
 
 @app.task(name="schedviz.run_report", acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]

@@ -5,6 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
+import os
+import threading
+from collections import OrderedDict
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -14,7 +18,10 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from .protocol import TOP_K_DEFAULT, TOP_K_MAX, Position, cycle_messages, node_messages, parse_position
 from .publish import group
 
-POLL_SECONDS = 2.0  # fallback when a wake-up is missed
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 2.0  # fallback when a wake-up is missed (and the only clock while the channel layer is away)
+LAYER_RETRY_MAX_SECONDS = 5.0
 BATCH_CYCLES = 50
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
@@ -48,14 +55,75 @@ def _node_names(replay: Any) -> list[str]:
     return names
 
 
+class _MessageCache:
+    """A cycle's messages, encoded, shared by every consumer of the process (LRU, bounded in bytes).
+
+    A stored cycle never changes (a re-run is a new attempt), and its messages are a pure function of
+    it and ``topk``: with many clients watching one replay, each cycle is read, decoded and encoded
+    once instead of once per client.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.size = 0
+        self.items: OrderedDict[tuple[Any, ...], list[tuple[Position, str]]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> list[tuple[Position, str]] | None:
+        with self.lock:
+            value = self.items.get(key)
+            if value is not None:
+                self.items.move_to_end(key)
+            return value
+
+    def __contains__(self, key: tuple[Any, ...]) -> bool:
+        with self.lock:
+            return key in self.items
+
+    def put(self, key: tuple[Any, ...], value: list[tuple[Position, str]]) -> None:
+        cost = sum(len(text) for _, text in value) + 200
+        if cost > self.budget // 4:
+            return
+        with self.lock:
+            if key in self.items:
+                return
+            self.items[key] = value
+            self.size += cost
+            while self.size > self.budget and self.items:
+                _, old = self.items.popitem(last=False)
+                self.size -= sum(len(text) for _, text in old) + 200
+
+
+_cache = _MessageCache(int(os.environ.get("SCHEDVIZ_STREAM_CACHE_BYTES", str(64 * 1024 * 1024))))
+
+
 @database_sync_to_async
-def _cycles(replay_id: Any, attempt: int, after_cycle: int, upto: int | None, limit: int) -> list[Any]:
+def _cycles(
+    replay_id: Any, attempt: int, after_cycle: int, upto: int | None, limit: int, topk: int
+) -> list[tuple[int, bytes | None]]:
+    """(seq, payload) of the next stored cycles; the payload is None for cycles already in the cache."""
     from schedviz.replays.models import Cycle
 
     qs = Cycle.objects.filter(replay_id=replay_id, attempt=attempt, seq__gt=after_cycle).order_by("seq")
     if upto is not None:
         qs = qs.filter(seq__lte=upto)
-    return [(row.seq, bytes(row.payload)) for row in qs.only("seq", "payload")[:limit]]
+    seqs = list(qs.values_list("seq", flat=True)[:limit])
+    missing = [q for q in seqs if (replay_id, attempt, q, topk) not in _cache]
+    payloads: dict[int, bytes] = {}
+    if missing:
+        rows = Cycle.objects.filter(replay_id=replay_id, attempt=attempt, seq__in=missing).only(
+            "seq", "payload"
+        )
+        payloads = {row.seq: bytes(row.payload) for row in rows}
+    return [(q, payloads.get(q)) for q in seqs]
+
+
+@database_sync_to_async
+def _payload(replay_id: Any, attempt: int, seq: int) -> bytes:
+    from schedviz.replays.models import Cycle
+
+    row = Cycle.objects.filter(replay_id=replay_id, attempt=attempt, seq=seq).only("payload").first()
+    return bytes(row.payload) if row is not None else b""
 
 
 def _messages(payload: bytes, topk: int) -> list[dict[str, Any]]:
@@ -63,6 +131,12 @@ def _messages(payload: bytes, topk: int) -> list[dict[str, Any]]:
 
     rec, reasons = decode_cycle(payload)
     return cycle_messages(rec, reasons, topk)
+
+
+def _encoded(payload: bytes, topk: int) -> list[tuple[Position, str]]:
+    return [
+        ((m["pos"][0], m["pos"][1]), json.dumps(m, separators=(",", ":"))) for m in _messages(payload, topk)
+    ]
 
 
 class ReplayConsumer(AsyncWebsocketConsumer):
@@ -73,6 +147,65 @@ class ReplayConsumer(AsyncWebsocketConsumer):
     mode: str
     after: Position
     attempt: int
+
+    # ----- the channel layer, best effort ---------------------------------------------------------
+    # The database is the source of truth and the layer only carries wake-ups, so a layer that fails
+    # (Redis restarting, a timeout under load) must not end the websocket: the consumer keeps sending
+    # what it reads by polling, and rejoins the group when the layer is back.
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Channels' consumer loop, with ``_layer_receive`` in place of the layer's own receive."""
+        from channels.exceptions import StopConsumer
+        from channels.layers import get_channel_layer
+        from channels.utils import await_many_dispatch
+
+        self.scope = scope
+        self.in_group = False
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self.base_send = send
+        try:
+            if self.channel_layer is not None:
+                self.channel_name = await self.channel_layer.new_channel()
+                await await_many_dispatch([receive, self._layer_receive], self.dispatch)
+            else:
+                await await_many_dispatch([receive], self.dispatch)
+        except StopConsumer:
+            pass
+
+    async def _join(self) -> bool:
+        if self.in_group or getattr(self, "replay", None) is None or self.channel_layer is None:
+            return self.in_group
+        try:
+            await self.channel_layer.group_add(group(self.replay.pk), self.channel_name)
+        except Exception as exc:
+            log.warning(
+                "channel layer unavailable (%s: %s): following replay %s by polling",
+                type(exc).__name__,
+                exc,
+                self.replay.pk,
+            )
+            return False
+        self.in_group = True
+        if hasattr(self, "wake"):
+            self.wake.set()  # read what was stored while the wake-ups were missed
+        return True
+
+    async def _layer_receive(self) -> dict[str, Any]:
+        delay = 0.5
+        while True:
+            try:
+                if getattr(self, "replay", None) is not None and not self.in_group and not await self._join():
+                    raise ConnectionError("not in the replay's group")
+                message: dict[str, Any] = await self.channel_layer.receive(self.channel_name)
+                return message
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if self.in_group:
+                    log.warning("channel layer receive failed (%s: %s): rejoining", type(exc).__name__, exc)
+                self.in_group = False
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, LAYER_RETRY_MAX_SECONDS)
 
     async def connect(self) -> None:
         self.wake = asyncio.Event()
@@ -100,10 +233,12 @@ class ReplayConsumer(AsyncWebsocketConsumer):
             return
         self.mode = (qs.get("mode") or ["live"])[0]
         if self.mode not in ("live", "playback"):
-            await self.send_json({"type": "error", "code": "bad_request", "message": "mode: live or playback"})
+            await self.send_json(
+                {"type": "error", "code": "bad_request", "message": "mode: live or playback"}
+            )
             await self.close(code=CLOSE_BAD_REQUEST)
             return
-        await self.channel_layer.group_add(group(self.replay.pk), self.channel_name)
+        await self._join()
         await self._hello()
         self.task = asyncio.create_task(self._run())
 
@@ -134,8 +269,9 @@ class ReplayConsumer(AsyncWebsocketConsumer):
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
-        if getattr(self, "replay", None) is not None:
-            await self.channel_layer.group_discard(group(self.replay.pk), self.channel_name)
+        if getattr(self, "replay", None) is not None and self.in_group:
+            with contextlib.suppress(Exception):  # a layer that is away forgets the group anyway
+                await self.channel_layer.group_discard(group(self.replay.pk), self.channel_name)
 
     async def send_json(self, msg: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(msg, separators=(",", ":")))
@@ -153,13 +289,17 @@ class ReplayConsumer(AsyncWebsocketConsumer):
             msg = json.loads(text_data or "")
             action = msg["action"]
         except (ValueError, KeyError, TypeError):
-            await self.send_json({"type": "error", "code": "bad_request", "message": "expected {\"action\": ...}"})
+            await self.send_json(
+                {"type": "error", "code": "bad_request", "message": 'expected {"action": ...}'}
+            )
             return
         if action == "ping":
             await self.send_json({"type": "pong"})
             return
         if self.mode != "playback":
-            await self.send_json({"type": "error", "code": "bad_request", "message": f"{action}: only in playback mode"})
+            await self.send_json(
+                {"type": "error", "code": "bad_request", "message": f"{action}: only in playback mode"}
+            )
             return
         if action == "play":
             try:
@@ -167,7 +307,9 @@ class ReplayConsumer(AsyncWebsocketConsumer):
             except (TypeError, ValueError):
                 speed = -1
             if not 0.1 <= speed <= 1000:
-                await self.send_json({"type": "error", "code": "bad_request", "message": "speed: 0.1 to 1000 cycles/s"})
+                await self.send_json(
+                    {"type": "error", "code": "bad_request", "message": "speed: 0.1 to 1000 cycles/s"}
+                )
                 return
             self.speed, self.playing = speed, True
         elif action == "pause":
@@ -177,11 +319,15 @@ class ReplayConsumer(AsyncWebsocketConsumer):
         elif action == "seek":
             cycle = msg.get("cycle")
             if not isinstance(cycle, int) or cycle < 1:
-                await self.send_json({"type": "error", "code": "bad_request", "message": "cycle: a positive integer"})
+                await self.send_json(
+                    {"type": "error", "code": "bad_request", "message": "cycle: a positive integer"}
+                )
                 return
             self.after = (cycle - 1, 10**9)
         else:
-            await self.send_json({"type": "error", "code": "bad_request", "message": f"unknown action {action!r}"})
+            await self.send_json(
+                {"type": "error", "code": "bad_request", "message": f"unknown action {action!r}"}
+            )
             return
         self.wake.set()
 
@@ -195,15 +341,21 @@ class ReplayConsumer(AsyncWebsocketConsumer):
         except asyncio.CancelledError:
             raise
 
-    async def _send_cycle(self, seq: int, payload: bytes) -> None:
+    async def _send_cycle(self, seq: int, payload: bytes | None, attempt: int) -> None:
+        key = (self.replay.pk, attempt, seq, self.topk)
+        encoded = _cache.get(key)
+        if encoded is None:
+            if payload is None:  # evicted since it was looked up
+                payload = await _payload(self.replay.pk, attempt, seq)
+            encoded = _encoded(payload, self.topk)
+            _cache.put(key, encoded)
         start = self.after
-        for msg in _messages(payload, self.topk):
-            pos = (msg["pos"][0], msg["pos"][1])
+        for pos, text in encoded:
             if pos <= start:
                 continue
             if self.after != start:
                 return  # a seek arrived while this cycle was being sent: it decides where to go next
-            await self.send_json(msg)
+            await self.send(text_data=text)
             start = self.after = pos
         if self.after == start:
             self.after = (seq, 10**9)
@@ -222,24 +374,45 @@ class ReplayConsumer(AsyncWebsocketConsumer):
             r = await _refresh(self.replay)
             await self._restart_if_new_attempt(r)
             finished = r.status in ("succeeded", "failed", "cancelled")
-            rows = await _cycles(r.pk, r.attempt, self.after[0] - (1 if self.after[1] < 10**9 else 0), None, BATCH_CYCLES)
+            rows = await _cycles(
+                r.pk,
+                r.attempt,
+                self.after[0] - (1 if self.after[1] < 10**9 else 0),
+                None,
+                BATCH_CYCLES,
+                self.topk,
+            )
             for seq, payload in rows:
-                await self._send_cycle(seq, payload)
+                await self._send_cycle(seq, payload, r.attempt)
             if rows:
                 continue
             if finished and not ended:
                 await self.send_json(
-                    {"type": "status", "status": r.status, "cyclesDone": r.cycles_done, "cyclesTotal": r.cycles_total, "reason": r.reason}
+                    {
+                        "type": "status",
+                        "status": r.status,
+                        "cyclesDone": r.cycles_done,
+                        "cyclesTotal": r.cycles_total,
+                        "reason": r.reason,
+                    }
                 )
                 await self.send_json({"type": "end", "after": f"{self.after[0]}.{self.after[1]}"})
                 ended = True
             elif not finished:
                 await self.send_json(
-                    {"type": "status", "status": r.status, "cyclesDone": r.cycles_done, "cyclesTotal": r.cycles_total, "reason": r.reason}
+                    {
+                        "type": "status",
+                        "status": r.status,
+                        "cyclesDone": r.cycles_done,
+                        "cyclesTotal": r.cycles_total,
+                        "reason": r.reason,
+                    }
                 )
                 ended = False
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), timeout=POLL_SECONDS)
+            if not self.in_group:
+                await self._join()
 
     async def _playback(self) -> None:
         loop = asyncio.get_running_loop()
@@ -258,14 +431,14 @@ class ReplayConsumer(AsyncWebsocketConsumer):
                     continue
             r = await _refresh(self.replay)
             start = self.after[0] - (1 if self.after[1] < 10**9 else 0)
-            rows = await _cycles(r.pk, r.attempt, start, None, 1)
+            rows = await _cycles(r.pk, r.attempt, start, None, 1, self.topk)
             if not rows:
                 self.playing = False
                 self.step_budget = 0
                 await self.send_json({"type": "end", "after": f"{self.after[0]}.{self.after[1]}"})
                 continue
             seq, payload = rows[0]
-            await self._send_cycle(seq, payload)
+            await self._send_cycle(seq, payload, r.attempt)
             last = loop.time()
             if self.step_budget:
                 self.step_budget -= 1

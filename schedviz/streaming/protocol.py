@@ -10,7 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from schedviz.engine.trace import CycleRecord, permit_event_to_dict
+from schedviz.engine.trace import (
+    CycleRecord,
+    cleared_nomination_to_dict,
+    eviction_to_dict,
+    permit_event_to_dict,
+)
 
 FILTER_CHUNK = 2000
 NODES_CHUNK = 5000
@@ -60,6 +65,8 @@ def cycle_messages(rec: CycleRecord, reasons: list[tuple[str, ...]], topk: int =
             "kind": rec.kind,
             "time": rec.time,
             "follows": rec.follows,
+            "attempt": rec.attempt,
+            "triedNominatedNode": rec.tried_nominated_node,
             "startIndex": rec.start_index,
             "nodesToFind": rec.nodes_to_find,
             "filterPlugins": rec.filter_plugin_names,
@@ -137,6 +144,8 @@ def cycle_messages(rec: CycleRecord, reasons: list[tuple[str, ...]], topk: int =
             "nominatedNode": rec.nominated_node,
             "error": rec.error,
             "permitEvents": [permit_event_to_dict(e) for e in rec.permit_events],
+            "evictions": [eviction_to_dict(e) for e in rec.evictions],
+            "clearedNominations": [cleared_nomination_to_dict(e) for e in rec.cleared_nominations],
         }
     )
     return out

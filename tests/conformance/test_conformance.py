@@ -26,7 +26,10 @@ def _scenarios(*sets: str) -> list[Path]:
 
 def _run(path: Path, all_nodes: bool) -> tuple[ReplayTrace, dict[str, Any]]:
     expected = json.loads(path.with_name(path.stem + ".expected.json").read_text())
-    trace = Replay(load_paths([path]), options=ReplayOptions(all_nodes=all_nodes)).run()
+    # The fixtures record preemption as a dry run: victims stay and the preemptor is not retried
+    # (fixtures/README.md).
+    options = ReplayOptions(all_nodes=all_nodes, preemption="dry-run")
+    trace = Replay(load_paths([path]), options=options).run()
     return trace, expected
 
 

@@ -501,7 +501,7 @@ def test_once_the_queue_is_empty_the_clock_jumps_from_deadline_to_deadline() -> 
 def test_the_trace_json_carries_time_kind_follows_and_events() -> None:
     trace = _replay([P("w", PermitA="wait=5")]).run()
     d = trace.to_dict(nodes=False)
-    assert d["formatVersion"] == 2
+    assert d["formatVersion"] == 3
     first, second = d["cycles"]
     assert (first["kind"], first["time"], first["result"]) == ("Scheduling", T0, "Waiting")
     assert "follows" not in first

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from schedviz.engine.loader import load_paths
-from schedviz.engine.runtime.replay import Replay
+from schedviz.engine.runtime.replay import Replay, ReplayOptions
 from schedviz.engine.trace import CycleRecord, ReplayTrace
 
 SAMPLE = Path(__file__).resolve().parents[2] / "schedviz" / "samples" / "cluster.yaml"
@@ -20,7 +20,9 @@ SAMPLE = Path(__file__).resolve().parents[2] / "schedviz" / "samples" / "cluster
 
 @pytest.fixture(scope="module")
 def trace() -> ReplayTrace:
-    return Replay(load_paths([SAMPLE])).run()
+    # The cases were laid out with preemption as a dry run (batch/etl-export's preemption of
+    # batch/etl-0 would otherwise free gen-1a-3 for the pods queued after it).
+    return Replay(load_paths([SAMPLE]), options=ReplayOptions(preemption="dry-run")).run()
 
 
 def details(c: CycleRecord, point: str, plugin: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import { PodQueue, type QueueItem } from "../components/PodQueue";
 import { formatDuration } from "../lib/format";
 import { paramsWithQuery, queryFromParams, type TableQuery } from "../lib/nodes";
 import type { ConnectionState } from "../stream/client";
+import type { LiveCycle } from "../stream/liveState";
 import { useReplayStream } from "../stream/useReplayStream";
 import { CycleView } from "./CycleView";
 
@@ -126,20 +127,27 @@ export function ReplayPage() {
   const following = isLive && urlSeq === null;
   // while a stream moves, show the last cycle it completed (stable, with its scores); the queue shows the one in flight
   const streamed = live.lastCompleted ?? live.cycle;
+  // Playback: a cycle streamed after Step or Play is shown at once and the URL follows it (in an effect, below);
+  // once the user opens another cycle, streamed cycles no longer move the view until the next Step or Play.
+  const followStream = useRef(false);
+  const followed = useRef<LiveCycle | null>(null);
+  const liveSeq = live.lastCompleted?.seq ?? null;
+  const fresh = !isLive && playbackActive && followStream.current && live.lastCompleted !== null && live.lastCompleted !== followed.current;
   let seq: number | null = urlSeq;
   if (following && streamed) seq = streamed.seq;
   if (!isLive && playbackActive && playing && streamed) seq = streamed.seq;
+  if (fresh && liveSeq !== null) seq = liveSeq;
   const shownLive = streamed && streamed.seq === seq ? streamed : live.cycle && live.cycle.seq === seq ? live.cycle : null;
   if (seq === null && items.length) seq = following ? items[items.length - 1].seq : items[0].seq;
 
-  // a stepped (or paused) playback leaves the URL on the cycle it shows
-  const liveSeq = live.lastCompleted?.seq ?? null;
-  const liveEnded = live.lastCompleted !== null;
+  // a stepped (or paused, or finished) playback leaves the URL on the cycle it shows
   useEffect(() => {
-    if (!isLive && playbackActive && !playing && liveSeq !== null && liveEnded && liveSeq !== urlSeq) {
+    if (!fresh || playing) return;
+    followed.current = live.lastCompleted;
+    if (liveSeq !== null && liveSeq !== urlSeq) {
       navigate(`/replays/${id}/cycles/${liveSeq}${window.location.search}`, { replace: true });
     }
-  }, [isLive, playbackActive, playing, liveSeq, liveEnded, urlSeq, id, navigate]);
+  }, [fresh, live.lastCompleted, playing, liveSeq, urlSeq, id, navigate]);
 
   const query = useMemo(() => queryFromParams(sp), [sp]);
   const setQuery = useCallback((q: TableQuery) => setSp(paramsWithQuery(sp, q), { replace: true }), [sp, setSp]);
@@ -156,6 +164,7 @@ export function ReplayPage() {
 
   const openCycle = useCallback(
     (s: number) => {
+      followStream.current = false;
       if (playing) {
         stream.controls.pause();
         setPlaying(false);
@@ -167,12 +176,17 @@ export function ReplayPage() {
 
   const total = r ? Math.max(r.cycles_total, items.length) : items.length;
   const play = () => {
+    followStream.current = true;
     if (!playbackActive) {
       setAfter(seq !== null && seq < total ? String(seq) : "");
       setPlaybackActive(true);
+      stream.controls.play(speed);
+    } else {
+      stream.controls.play(speed);
+      // go on from the cycle shown: the stream's position is elsewhere after the user opened another cycle
+      if (seq !== null && seq >= total) stream.controls.seek(1);
+      else if (seq !== null && seq !== liveSeq) stream.controls.seek(seq + 1);
     }
-    if (seq !== null && seq >= total && playbackActive) stream.controls.seek(1);
-    stream.controls.play(speed);
     setPlaying(true);
   };
   const pause = () => {
@@ -181,11 +195,16 @@ export function ReplayPage() {
     if (liveSeq !== null) navigate(`/replays/${id}/cycles/${liveSeq}${window.location.search}`, { replace: true });
   };
   const step = () => {
+    followStream.current = true;
     if (!playbackActive) {
       setAfter(seq !== null ? String(seq) : "");
       setPlaybackActive(true);
+      stream.controls.step();
+    } else if (seq !== null && seq !== liveSeq) {
+      stream.controls.seek(seq + 1); // paused: the stream sends that cycle at once
+    } else {
+      stream.controls.step();
     }
-    stream.controls.step();
   };
   const seekTo = (n: number) => {
     if (playing) stream.controls.seek(n);
@@ -241,7 +260,7 @@ export function ReplayPage() {
               </>
             ) : (
               <span className="small muted">
-                {r.cycles_total.toLocaleString()} cycles · {formatDuration(r.started, r.finished)}
+                {total.toLocaleString()} cycles · {formatDuration(r.started, r.finished)}
               </span>
             )}
             <Connection state={stream.connection} detail={stream.detail} live={isLive} />

@@ -4,6 +4,9 @@ import { INITIAL_LIVE, reduce, type LiveState } from "./liveState";
 import type { ServerMsg } from "./protocol";
 
 const MIN_FLUSH_MS = 100;
+const PARTIAL_MS = 100;
+/** The messages of a cycle before its `cycle.end`. */
+const PARTIAL_TYPES = new Set<ServerMsg["type"]>(["cycle.start", "stage", "filter", "postFilter", "score", "selection"]);
 
 export interface StreamControls {
   play: (speed: number) => void;
@@ -20,8 +23,9 @@ export interface UseReplayStream {
 }
 
 /**
- * Follow a replay's websocket while `enabled`. Messages are applied in batches, at most once per animation
- * frame, so a fast replay does not re-render the page for every message. Changing replayId/mode/after opens
+ * Follow a replay's websocket while `enabled`. Messages are applied in batches, at most ~10 times a second and
+ * on an animation frame, so a fast replay does not re-render the page for every message; a cycle is drawn as soon
+ * as its last message is in (unless the page was drawn less than MIN_FLUSH_MS ago). Changing replayId/mode/after opens
  * a new stream.
  */
 export function useReplayStream(
@@ -50,36 +54,65 @@ export function useReplayStream(
     stateRef.current = INITIAL_LIVE;
     setLive(INITIAL_LIVE);
     let buffer: ServerMsg[] = [];
-    let scheduled: number | null = null;
-    let lastFlush = 0;
+    // the buffer holds something worth drawing at once: a cycle's end, or a message that is not part of a cycle
+    let complete = false;
+    // when the first buffered message of a cycle still arriving came in
+    let partialSince: number | null = null;
+    let lastFlush = Number.NEGATIVE_INFINITY;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    let frame: number | null = null;
+    let dueAt = Number.POSITIVE_INFINITY;
     const useRaf = typeof window.requestAnimationFrame === "function" && import.meta.env.MODE !== "test";
-    const flush = () => {
-      // at most ~10 renders a second: a 5000-node cycle costs a few milliseconds to lay out
-      const wait = lastFlush + MIN_FLUSH_MS - performance.now();
-      if (wait > 0) {
-        scheduled = setTimeout(flush, wait) as unknown as number;
-        scheduledIsTimer = true;
+    // At most ~10 renders a second (a 5000-node cycle costs tens of milliseconds to render and lay out); a cycle
+    // that is still arriving is drawn only once its first message is PARTIAL_MS old, so that a cycle whose messages
+    // come together is drawn once, complete, as soon as its last message is in.
+    const dueTime = () => Math.max(lastFlush + MIN_FLUSH_MS, complete ? 0 : (partialSince ?? Number.POSITIVE_INFINITY) + PARTIAL_MS);
+    const cancel = () => {
+      if (timer !== null) clearTimeout(timer);
+      if (frame !== null) window.cancelAnimationFrame(frame);
+      timer = null;
+      frame = null;
+      dueAt = Number.POSITIVE_INFINITY;
+    };
+    const arm = (due: number) => {
+      cancel();
+      dueAt = due;
+      const wait = due - performance.now();
+      if (wait > 0) timer = setTimeout(flush, wait);
+      else if (useRaf) frame = window.requestAnimationFrame(flush);
+      else timer = setTimeout(flush, 16);
+    };
+    function flush() {
+      timer = null;
+      frame = null;
+      dueAt = Number.POSITIVE_INFINITY;
+      if (!buffer.length) return;
+      const due = dueTime();
+      const now = performance.now();
+      if (due > now + 1) {
+        arm(due);
         return;
       }
-      lastFlush = performance.now();
-      scheduled = null;
-      if (!buffer.length) return;
+      lastFlush = now;
       const batch = buffer;
       buffer = [];
+      complete = false;
+      partialSince = null;
       stateRef.current = reduce(stateRef.current, batch);
       setLive(stateRef.current);
-    };
-    let scheduledIsTimer = false;
+    }
     const schedule = () => {
-      if (scheduled !== null) return;
-      scheduledIsTimer = !useRaf;
-      scheduled = useRaf ? window.requestAnimationFrame(flush) : (setTimeout(flush, 16) as unknown as number);
+      const due = dueTime();
+      if ((timer !== null || frame !== null) && dueAt <= due) return;
+      arm(due);
     };
     const stream = new ReplayStream(
       { replayId, mode, after, topk, socketFactory },
       {
         onMessage: (m) => {
           buffer.push(m);
+          if (PARTIAL_TYPES.has(m.type)) partialSince ??= performance.now();
+          else complete = true;
           schedule();
         },
         onState: (s, d) => {
@@ -88,6 +121,8 @@ export function useReplayStream(
         },
         onReset: () => {
           buffer = [];
+          complete = false;
+          partialSince = null;
         },
       },
     );
@@ -100,10 +135,7 @@ export function useReplayStream(
     stream.start();
     return () => {
       stream.stop();
-      if (scheduled !== null) {
-        if (scheduledIsTimer) clearTimeout(scheduled);
-        else window.cancelAnimationFrame(scheduled);
-      }
+      cancel();
       streamRef.current = null;
     };
   }, [enabled, replayId, mode, after, topk, socketFactory]);

@@ -24,6 +24,7 @@ from .interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
+from .nominator import Nominator
 from .status import Code, Status
 from .verdicts import Verdicts
 from .waiting import Clock, PermitEvent, WaitingPod, WaitingPods
@@ -41,6 +42,7 @@ __all__ = [
     "FilterPlugin",
     "Handle",
     "NodeToStatus",
+    "Nominator",
     "NormalizeScorePlugin",
     "PermitEvent",
     "PermitPlugin",

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .cycle_state import CycleState
+from .nominator import Nominator
 from .status import Status
 from .verdicts import Verdicts
 from .waiting import Clock, WaitingPod, WaitingPods
@@ -46,9 +47,20 @@ class Handle:
         # The scheduler's extenders (runtime.extenders.HTTPExtender, in upstream's order), shared by
         # every profile (Handle.Extenders); DefaultPreemption consults them. Set by the replay.
         self.extenders: list[Any] = []
+        # Pods nominated to nodes and their status.nominatedNodeName (the scheduling queue's
+        # nominator, shared by every profile; framework/nominator.py). Set by the replay.
+        self.nominator: Nominator = Nominator()
+        # What a plugin would ask the API server to do (delete a preemption victim, clear a pod's
+        # nominatedNodeName): the replay's stand-in (runtime/queue.py ClusterApi), or None when
+        # preemption only dry-runs and nothing may change.
+        self.api: Any = None
 
     def feature(self, name: str) -> bool:
         return self.features.get(name, False)
+
+    def nominated_pods_for_node(self, node: str) -> list[Pod]:
+        """PodNominator.NominatedPodsForNode: pods nominated to run on ``node`` (a node name)."""
+        return self.nominator.pods_for_node(node)
 
     # ----- replay time and waiting pods (framework.go IterateOverWaitingPods, GetWaitingPod, ...) ---
     @property

@@ -1,8 +1,10 @@
 """DefaultPreemption: the PostFilter plugin that looks for pods to evict so that a pod fits.
 
 Mirrors framework/plugins/defaultpreemption/default_preemption.go and framework/preemption/preemption.go
-(v1.35). The replay only dry-runs preemption: the chosen node is nominated and its victims are
-recorded in the PostFilterResult details, but no pod is evicted.
+(v1.35). The chosen node is nominated and its victims are recorded in the PostFilterResult details.
+When the replay evicts (``handle.api`` set, ``ReplayOptions.preemption == "evict"``), the victims are
+then deleted through it as prepareCandidate does (a victim waiting at Permit is rejected instead)
+and lower-priority pods nominated to the node lose their nomination; otherwise nothing changes.
 
 Where kube-scheduler is not deterministic, this port picks one of its possible behaviours:
 - the candidate search starts at offset 0 of the potential nodes (upstream draws a random offset,
@@ -14,8 +16,11 @@ Where kube-scheduler is not deterministic, this port picks one of its possible b
   a fresh instant later than any recorded start time and than every earlier look-up, as successive
   ``time.Now()`` calls do; victims are sorted with Go's ``sort.Slice`` algorithm (pdqsort, not
   stable), reproduced exactly, so ties among equally important pods resolve as upstream's do.
-- nominated pods are not considered (RunFilterPluginsWithNominatedPods), as the replay has none;
-  extenders with a preemptVerb are consulted (callExtenders, runtime/extenders.py).
+- the dry runs count nominated pods as RunFilterPluginsWithNominatedPods does
+  (``Framework.evaluate_node``); extenders with a preemptVerb are consulted (callExtenders,
+  runtime/extenders.py);
+- preemption is asynchronous in v1.35 (SchedulerAsyncPreemption): the replay performs it at once,
+  at the preemptor's cycle time, so it is never still under way when the preemptor comes back.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE = "no candidate node for preemption"
 NO_NODES = "no nodes available"
 NO_NODE_AVAILABLE = "0/{} nodes are available"
+PREEMPTED = "preempted"  # what a victim waiting at Permit is rejected with (preemption.go PreemptPod)
 
 PREEMPT_NEVER = "Never"
 DISRUPTION_TARGET = "DisruptionTarget"
@@ -461,8 +467,8 @@ class DefaultPreemption:
 
     # ----- PreEnqueue --------------------------------------------------------------------
     def pre_enqueue(self, pod: Pod) -> Status:
-        """Rejects pods whose asynchronous preemption is still under way. The replay evicts no pod,
-        so no preemption is ever under way: every pod passes (as with the feature gate off)."""
+        """Rejects pods whose asynchronous preemption is still under way. The replay completes a
+        preemption within the preemptor's cycle, so none is ever under way: every pod passes."""
         return Status.success()
 
     # ----- PostFilter --------------------------------------------------------------------
@@ -478,9 +484,9 @@ class DefaultPreemption:
     def preempt(
         self, pod: Pod, statuses: NodeToStatus, state: CycleState | None = None
     ) -> tuple[PostFilterResult | None, Status]:
-        """preemption.go Evaluator.Preempt, without evicting anything."""
+        """preemption.go Evaluator.Preempt; victims are deleted only when the replay evicts."""
         cluster = self.handle.cluster
-        nominated = pod.nominated_node_name
+        nominated = self.handle.nominator.status_of(pod)
         idx = cluster.index.get(nominated) if nominated else None
         nominated_status = statuses.statuses.get(idx, statuses.absent) if idx is not None else statuses.absent
         ok, why = self.eligible_to_preempt_others(pod, nominated_status)
@@ -530,7 +536,26 @@ class DefaultPreemption:
         best = self.select_candidate(candidates, clock)
         details["victims"] = [p.key for p in best.victims]
         details["candidates"] = [c.describe() for c in [*candidates, *dropped]]
+        if self.handle.api is not None and not self.handle.dry_run:
+            self.prepare_candidate(best, pod)
         return PostFilterResult(best.name, details), Status.success()
+
+    def prepare_candidate(self, best: Candidate, pod: Pod) -> None:
+        """preemption.go prepareCandidateAsync, completed at once: clear the nominations of
+        lower-priority pods nominated to the node (getLowerPriorityNominatedPods), then delete
+        every victim not already being deleted; a victim waiting at Permit is rejected instead."""
+        handle = self.handle
+        lower = [p for p in handle.nominated_pods_for_node(best.name) if p.prio < pod.prio]
+        if lower:
+            handle.api.clear_nominated_node_name(lower, best.name)
+        for victim in best.victims:
+            if victim.meta.deletion is not None:
+                continue  # graceful deletion already started: no API call
+            waiting = handle.get_waiting_pod(victim.uid)
+            if waiting is not None:
+                waiting.reject(NAME, PREEMPTED)
+            else:
+                handle.api.preempt_pod(victim, pod, best.name)
 
     def call_extenders(
         self, pod: Pod, candidates: list[Candidate], log: list[dict[str, Any]]
@@ -555,7 +580,7 @@ class DefaultPreemption:
         """default_preemption.go PodEligibleToPreemptOthers."""
         if pod.preemption_policy == PREEMPT_NEVER:
             return False, NOT_ELIGIBLE_NEVER
-        name = pod.nominated_node_name
+        name = self.handle.nominator.status_of(pod)
         if name:
             # Filters reject the nominated node outright: try preempting again.
             if nominated_status.code == Code.UnschedulableAndUnresolvable:

@@ -220,11 +220,116 @@ class Framework:
             alive = alive[v.codes == 0]
         return FilterOutcome(codes, plugin_ids, reason_ids)
 
+    def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: Pod, nodes: IntArray, reasons: ReasonTable, timings: dict[str, int]
+    ) -> FilterOutcome:
+        """RunFilterPluginsWithNominatedPods for every node of the batch (framework/runtime/framework.go).
+
+        On a node where pods of priority >= the pod's are nominated (the pod itself excepted), the
+        filters run first with those pods added to the node and to the PreFilter state (the
+        plugins' ``add_pod`` extensions, on a clone of the state); a node they reject keeps that
+        verdict. The other nodes, and those that passed, are judged without them, in one batch as
+        ``run_filter`` does. Without nominated pods this is ``run_filter``.
+        """
+        extra = self._nominated_pods_in(state, pod, nodes)
+        if not extra:
+            return self.run_filter(state, pod, nodes, reasons, timings)
+        count = len(nodes)
+        codes = np.zeros(count, dtype=np.int8)
+        plugin_ids = np.full(count, -1, dtype=np.int16)
+        reason_ids = np.full(count, -1, dtype=np.int32)
+        rejected = np.zeros(count, dtype=bool)
+        for k, pods in extra:
+            first = self._filter_with_added_pods(state, pod, int(nodes[k]), pods, reasons, timings)
+            if int(first.codes[0]) != 0:
+                rejected[k] = True
+                codes[k] = first.codes[0]
+                plugin_ids[k] = first.plugin_ids[0]
+                reason_ids[k] = first.reason_ids[0]
+        rest = np.flatnonzero(~rejected)
+        if len(rest):
+            out = self.run_filter(state, pod, nodes[rest], reasons, timings)
+            codes[rest] = out.codes
+            plugin_ids[rest] = out.plugin_ids
+            reason_ids[rest] = out.reason_ids
+        return FilterOutcome(codes, plugin_ids, reason_ids)
+
+    def _nominated_pods_in(self, state: CycleState, pod: Pod, nodes: IntArray) -> list[tuple[int, list[Pod]]]:
+        """(position in ``nodes``, pods) for the nodes of the batch that have nominated pods of
+        priority >= ``pod``'s other than ``pod`` (addGENominatedPods), in batch order."""
+        nominator = self.handle.nominator
+        if not nominator:
+            return []
+        cluster = state.cluster
+        out: list[tuple[int, list[Pod]]] = []
+        for name in nominator.nodes():
+            i = cluster.index.get(name)
+            if i is None:
+                continue
+            pods = [
+                p
+                for p in nominator.pods_for_node(name)
+                if p.prio >= pod.prio and p.uid != pod.uid and p.uid not in cluster.pod_node
+            ]
+            if not pods:
+                continue
+            pos = np.flatnonzero(nodes == i)
+            if len(pos):
+                out.append((int(pos[0]), pods))
+        out.sort(key=lambda e: e[0])
+        return out
+
+    def _filter_with_added_pods(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node: int,
+        pods: list[Pod],
+        reasons: ReasonTable,
+        timings: dict[str, int],
+    ) -> FilterOutcome:
+        """The first pass of RunFilterPluginsWithNominatedPods on one node: ``pods`` placed on it
+        for the time of the call, the PreFilter state cloned and told about them."""
+        cluster = state.cluster
+        added: list[Pod] = []
+        cloned = state.clone()
+        try:
+            for p in pods:
+                cluster.add_pod(p, node)  # NodeInfo.AddPodInfo on a copy of the node
+                added.append(p)
+                s = self.run_pre_filter_extension_add_pod(cloned, pod, p, node)
+                if not s.is_success():
+                    raise CycleError(s.message(), s.plugin)
+            return self.run_filter(cloned, pod, np.asarray([node], dtype=np.int64), reasons, timings)
+        finally:
+            for p in reversed(added):
+                cluster.remove_pod(p)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node: int
+    ) -> Status:
+        """RunPreFilterExtensionAddPod: each PreFilter plugin with an ``add_pod`` extension and not
+        skipped this cycle updates its state for ``pod_to_add`` on ``node``."""
+        for pl in self.pre_filter:
+            add = getattr(pl, "add_pod", None)
+            if add is None or pl.name in state.skip_filter_plugins:
+                continue
+            s = add(state, pod, pod_to_add, node)
+            if not s.is_success():
+                return Status(
+                    Code.Error,
+                    f'running AddPod on PreFilter plugin "{pl.name}": {s.message()}',
+                    plugin=pl.name,
+                )
+        return Status.success()
+
     def evaluate_node(self, pod: Pod, node: int) -> Status:
         """PreFilter then Filter for ``pod`` on one node of the cluster as it is now.
 
         What preemption uses to ask "would the pod fit here once these pods are gone?": callers
-        mutate the cluster (remove or add pods), call this, and restore it.
+        mutate the cluster (remove or add pods), call this, and restore it. Nominated pods count as
+        in ``run_filter_with_nominated_pods`` (SelectVictimsOnNode calls
+        RunFilterPluginsWithNominatedPods).
         """
         state = CycleState(self.handle.cluster)
         res, s, _ = self.run_pre_filter(state, pod, [])
@@ -234,7 +339,7 @@ class Framework:
         if res is not None and res.node_names is not None and name not in res.node_names:
             return Status(Code.UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s)")
         table = ReasonTable()
-        out = self.run_filter(state, pod, np.asarray([node], dtype=np.int64), table, {})
+        out = self.run_filter_with_nominated_pods(state, pod, np.asarray([node], dtype=np.int64), table, {})
         code = int(out.codes[0])
         if code == 0:
             return Status.success()
@@ -417,6 +522,9 @@ class Framework:
             stages.append(Stage("Bind", pl.name, s.code.name, s.message(), _micros(t0)))
             if s.is_skip():
                 continue
+            # framework.go RunBindPlugins: rejections keep their status, errors are wrapped
+            if not s.is_success() and not s.is_rejected():
+                return Status(Code.Error, f'running Bind plugin "{pl.name}": {s.message()}', plugin=pl.name)
             return s.with_plugin(pl.name)
         return Status(Code.Error, "no bind plugin bound the pod")
 

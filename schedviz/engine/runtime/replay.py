@@ -6,6 +6,14 @@ Determinism, where kube-scheduler is not deterministic:
 - among nodes tied for the best total, the first in snapshot order is selected (the whole tie set is
   recorded);
 - a PreFilterResult's node subset is visited in node-tree order (upstream iterates a Go map).
+
+Preemption (``ReplayOptions.preemption``): with "evict", a successful preemption deletes its victims
+at the preemptor's cycle time, nominates the preemptor to the node (status.nominatedNodeName) and
+re-adds it to the scheduling queue (runtime/queue.py), where it waits out its backoff and comes back
+for another cycle (a record with the next ``attempt``). Only preemptors are retried: no other failed
+pod is re-added. Nominated pods, the snapshot's included, are honoured by every later Filter run
+(``Framework.run_filter_with_nominated_pods``). With "dry-run" preemption changes nothing: the
+victims stay, nobody is nominated by it and the preemptor is not retried.
 """
 
 from __future__ import annotations
@@ -21,12 +29,14 @@ import numpy.typing as npt
 
 from ..cluster import ClusterState
 from ..config import SchedulerConfig, load_config
+from ..errors import InputError
 from ..framework import (
     Clock,
     Code,
     CycleState,
     Handle,
     NodeToStatus,
+    Nominator,
     PermitEvent,
     Status,
     WaitingPod,
@@ -39,6 +49,7 @@ from ..trace import BINDING, NOT_EVALUATED, CycleRecord, ReplayTrace
 from . import extenders as ext
 from . import registry
 from .framework import CycleError, Framework, ReasonTable, Stage, attach_stage_details
+from .queue import POP_FROM_BACKOFF_Q, ClusterApi, SchedulingQueue
 
 IntArray = npt.NDArray[np.int64]
 
@@ -47,6 +58,11 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODE_AVAILABLE = "0/{} nodes are available"
 ERR_NO_NODES = "no nodes available to schedule pods"
+
+# ReplayOptions.preemption
+EVICT = "evict"
+DRY_RUN = "dry-run"
+PREEMPTION_MODES = (EVICT, DRY_RUN)
 
 
 @dataclass
@@ -58,11 +74,15 @@ class ReplayOptions:
     is tried at that time and every later one ``cycle_seconds`` after the previous one. Permit
     timers fire on the way (a deadline equal to a cycle's time fires before that cycle); once the
     queue is empty, the clock jumps from deadline to deadline until no pod waits at Permit.
+
+    ``preemption``: "evict" (victims of a successful preemption are deleted, the preemptor is
+    nominated and retried after its backoff) or "dry-run" (preemption is only recorded).
     """
 
     all_nodes: bool = False
     features: dict[str, bool] = field(default_factory=dict)
     cycle_seconds: float = 0.01
+    preemption: str = EVICT
 
 
 def start_time(snapshot: Snapshot) -> float:
@@ -124,6 +144,11 @@ class Replay:
     ) -> None:
         self.snapshot = snapshot
         self.options = options or ReplayOptions()
+        if self.options.preemption not in PREEMPTION_MODES:
+            raise InputError(
+                f"unsupported preemption mode {self.options.preemption!r}: evict or dry-run",
+                field="preemption",
+            )
         if config is None:
             config = load_config(snapshot.config, implements=registry.implements_table())
         self.config = config
@@ -135,6 +160,11 @@ class Replay:
         self.clock = Clock(start_time(snapshot))
         self.waiting = WaitingPods(self.clock)
         self._informer_pods = [p for p in snapshot.pods if not p.terminal]
+        # The scheduling queue's nominator and, when the replay evicts, its API server stand-in.
+        self.nominator = Nominator()
+        self.api: ClusterApi | None = None
+        if self.options.preemption == EVICT:
+            self.api = ClusterApi(self.cluster, self._informer_pods, self.nominator, self.clock)
         self.handle = self._new_handle("")
         self.frameworks: dict[str, Framework] = {}
         for prof in ext.profiles_with_ignored_resources(config):
@@ -144,18 +174,45 @@ class Replay:
         self.trace = ReplayTrace(
             self.cluster.names,
             self.reasons.items,
-            {"allNodes": self.options.all_nodes, "profiles": [p.scheduler_name for p in config.profiles]},
+            {
+                "allNodes": self.options.all_nodes,
+                "profiles": [p.scheduler_name for p in config.profiles],
+                "preemption": self.options.preemption,
+            },
         )
         self._seq = 0
         self._preview = False
         self._target: Pod | None = None
+        self._queue: SchedulingQueue | None = None
+        # handleSchedulingFailure's nominatingInfo for the cycle being run: None is ModeNoop (keep
+        # the pod's nomination), a string ModeOverride ("" clears it); whether PostFilter set it and
+        # whether a preemption succeeded
+        self._nominating: str | None = ""
+        self._nominated_by_post_filter = False
+        self._preempted = False
+        self._nominate_pending_pods()
 
     def _new_handle(self, profile: str) -> Handle:
         h = Handle(self.cluster, self.options.features, profile)
         h.waiting_pods = self.waiting
         h.pods = self._informer_pods
         h.extenders = self.extenders
+        h.nominator = self.nominator
+        h.api = self.api
         return h
+
+    def _nominate_pending_pods(self) -> None:
+        """Pending pods with a status.nominatedNodeName are nominated when they enter the queue
+        (scheduling_queue.go moveToActiveQ -> addNominatedPod, ModeNoop); gated pods are not."""
+        if not any(p.nominated_node_name for p in self.snapshot.pending):
+            return
+        for pod in self.queue():
+            if not pod.nominated_node_name:
+                continue
+            fw = self.frameworks.get(pod.scheduler_name)
+            if fw is None or not fw.run_pre_enqueue(pod, []).is_success():
+                continue
+            self.nominator.add(pod, None)
 
     # ----- queue -------------------------------------------------------------------------
     def queue(self) -> list[Pod]:
@@ -182,14 +239,14 @@ class Replay:
         return self.trace
 
     def cycles(self) -> Iterator[CycleRecord]:
-        """Every record, in order: one per queued pod, plus a Binding record for each pod that
-        waited at Permit, right after the record during which it was allowed or rejected (or at
-        the deadline where it timed out)."""
+        """Every record, in order: one per queued pod (and one per retry of a preemptor), plus a
+        Binding record for each pod that waited at Permit, right after the record during which it
+        was allowed or rejected (or at the deadline where it timed out)."""
         yield from self._run(None)
 
     def run_until(self, pod_key: str) -> Pod:
         """Run (and record) the cycles of the pods queued before ``pod_key``; return that pod, whose
-        cycle has not run yet (the clock is at its time). KeyError when ``pod_key``
+        first cycle has not run yet (the clock is at its time). KeyError when ``pod_key``
         ("namespace/name") is not a pending pod."""
         self._target = None
         for _ in self._run(pod_key):
@@ -198,20 +255,56 @@ class Replay:
             raise KeyError(pod_key)
         return self._target
 
+    def scheduling_queue(self) -> SchedulingQueue:
+        """The replay's scheduling queue (runtime/queue.py), built from ``queue()`` on first use."""
+        if self._queue is None:
+            fw = next(iter(self.frameworks.values()), None)
+            self._queue = SchedulingQueue(
+                self.queue(),
+                fw.queue_sort[0] if fw is not None and fw.queue_sort else None,
+                self.clock,
+                self.config.pod_initial_backoff_seconds,
+                self.config.pod_max_backoff_seconds,
+                pop_from_backoff_q=self.options.features.get(POP_FROM_BACKOFF_Q, True),
+            )
+        return self._queue
+
     def _run(self, stop_before: str | None) -> Iterator[CycleRecord]:
         step = round(self.options.cycle_seconds * 1e9)
-        for k, pod in enumerate(self.queue()):
-            yield from self._advance(self.clock.ns + (step if k else 0))
-            if pod.key == stop_before:
+        queue = self.scheduling_queue()
+        first = True
+        while (at := queue.next_pop_time(self.clock.ns + (0 if first else step))) is not None:
+            yield from self._advance(at)
+            qp = queue.pop(self.clock.ns)
+            if qp is None:  # nothing due after all (cannot happen: next_pop_time said so)
+                break
+            first = False
+            pod = qp.pod
+            if pod.key == stop_before and qp.attempts == 1:
                 self._target = pod
                 return
-            rec = self.schedule_one(pod)
+            rec = self.schedule_one(pod, attempt=qp.attempts)
             self.trace.cycles.append(rec)
+            self._handle_failure(pod, rec)
             yield rec
             yield from self._settle()
         # The queue is empty: the clock runs from one Permit deadline to the next.
         while (nxt := self.waiting.next_deadline()) is not None:
             yield from self._advance(nxt[0])
+
+    def _handle_failure(self, pod: Pod, rec: CycleRecord) -> None:
+        """schedule_one.go handleSchedulingFailure for a cycle that did not assume the pod: update
+        its nomination (AddNominatedPod, and the status patch of updatePod), and re-add a preemptor
+        whose preemption succeeded to the queue (only preemptors are retried in a replay)."""
+        if rec.result not in ("Unschedulable", "Error"):
+            return  # assumed (its nomination went at assume), gated or not handled: never queued
+        if not (self._nominated_by_post_filter and self.options.preemption == DRY_RUN):
+            node = self._nominating
+            self.nominator.add(pod, node)
+            if node is not None and self.nominator.status_of(pod) != node:
+                self.nominator.set_status(pod, node)
+        if self._preempted and self.options.preemption == EVICT:
+            self.scheduling_queue().requeue(pod, bool(rec.unschedulable_plugins), self.clock.ns)
 
     def _advance(self, target_ns: int) -> Iterator[CycleRecord]:
         """Move the clock to ``target_ns``, firing the Permit timers that expire on the way."""
@@ -246,16 +339,20 @@ class Replay:
             self.options = replace(self.options, all_nodes=all_nodes)
         self._preview = True
         self.waiting.dry_run = True  # plugins must not allow, reject or change lasting state
+        attempt = max(1, self._queue.attempts_of(pod)) if self._queue is not None else 1
         try:
-            return self.schedule_one(pod)
+            return self.schedule_one(pod, attempt=attempt)
         finally:
             self.next_start_node_index, self._seq, self.options, self.waiting.events = saved
             self._preview = False
             self.waiting.dry_run = False
 
     # ----- one pod -------------------------------------------------------------------------
-    def schedule_one(self, pod: Pod) -> CycleRecord:
+    def schedule_one(self, pod: Pod, attempt: int = 1) -> CycleRecord:
         self._seq += 1
+        self._nominating = ""  # clearNominatedNode, unless PostFilter says otherwise
+        self._nominated_by_post_filter = False
+        self._preempted = False
         fw = self.frameworks.get(pod.scheduler_name)
         if fw is None:
             return CycleRecord(
@@ -265,11 +362,20 @@ class Replay:
                 seq=self._seq,
                 error=f'no profile for schedulerName "{pod.scheduler_name}"',
                 time=self.clock.now(),
+                attempt=attempt,
             )
         rec = CycleRecord(
-            pod=pod.key, profile=fw.name, result="Scheduled", seq=self._seq, time=self.clock.now()
+            pod=pod.key,
+            profile=fw.name,
+            result="Scheduled",
+            seq=self._seq,
+            time=self.clock.now(),
+            attempt=attempt,
         )
         self.waiting.events = rec.permit_events
+        if self.api is not None:
+            self.api.evictions = rec.evictions
+            self.api.cleared = rec.cleared_nominations
         rec.filter_plugin_names = fw.filter_names
         s = fw.run_pre_enqueue(pod, rec.stages)
         if not s.is_success():
@@ -313,6 +419,16 @@ class Replay:
             self._fail(fw, state, pod, rec, statuses, pre_status, pre_status.message())
             return
 
+        # schedule_one.go findNodesThatFitPod: a pod nominated to a node (by an earlier preemption,
+        # or in the snapshot) tries that node alone first; if it passes, it is the only feasible node.
+        tried: tuple[int, int, int, int] | None = None
+        nominated = self.nominator.status_of(pod)
+        if nominated:
+            picked, tried = self._evaluate_nominated_node(fw, state, pod, rec, nominated)
+            if picked is not None:
+                self._select(fw, state, pod, rec, picked)
+                return
+
         order = cluster.tree_order
         absent = Status(Code.UnschedulableAndUnresolvable)
         if pre_res is not None and pre_res.node_names is not None:
@@ -347,6 +463,11 @@ class Replay:
         if num_nodes == 0:
             feasible = np.zeros(0, dtype=np.int64)
             rec.evaluation_order = feasible
+            if tried is not None:
+                i, code, pid, rid = tried
+                rec.filter_codes[i], rec.filter_plugins[i], rec.filter_reasons[i] = code, pid, rid
+                rec.evaluation_order = np.asarray([i], dtype=np.int64)
+                self.next_start_node_index = (self.next_start_node_index + 1) % n_all
         elif not fw.filter:
             k = np.arange(to_find) + self.next_start_node_index
             feasible = order[k % num_nodes]
@@ -356,7 +477,7 @@ class Replay:
         else:
             rotated = np.roll(order, -(self.next_start_node_index % num_nodes))
             timings: dict[str, int] = {}
-            out = fw.run_filter(state, pod, rotated, self.reasons, timings)
+            out = fw.run_filter_with_nominated_pods(state, pod, rotated, self.reasons, timings)
             passed = out.codes == 0
             cum = np.cumsum(passed)
             over = np.flatnonzero(passed & (cum > to_find))
@@ -367,6 +488,13 @@ class Replay:
             rec.filter_plugins[seen] = out.plugin_ids[:processed]
             rec.filter_reasons[seen] = out.reason_ids[:processed]
             feasible = seen[passed[:processed]]
+            if tried is not None and not np.any(seen == tried[0]):
+                # The nominated node's failed status stays in the diagnosis (and counts as a
+                # processed node for the start index) even though this search did not reach it.
+                i, code, pid, rid = tried
+                rec.filter_codes[i], rec.filter_plugins[i], rec.filter_reasons[i] = code, pid, rid
+                rec.evaluation_order = np.append(seen, i)
+                processed += 1
             self.next_start_node_index = (self.next_start_node_index + processed) % n_all
             for name in fw.filter_names:
                 if name in state.skip_filter_plugins:
@@ -402,6 +530,12 @@ class Replay:
             self._fail(fw, state, pod, rec, statuses, absent, "")
             return
 
+        self._select(fw, state, pod, rec, feasible)
+
+    def _select(
+        self, fw: Framework, state: CycleState, pod: Pod, rec: CycleRecord, feasible: IntArray
+    ) -> None:
+        """Score the feasible nodes (unless there is only one), pick the best, then commit."""
         if len(feasible) == 1:
             chosen = int(feasible[0])
             rec.tied = feasible.copy()
@@ -412,6 +546,54 @@ class Replay:
         else:
             chosen = self._score(fw, state, pod, rec, feasible)
         self._commit(fw, state, pod, rec, chosen)
+
+    def _evaluate_nominated_node(
+        self, fw: Framework, state: CycleState, pod: Pod, rec: CycleRecord, name: str
+    ) -> tuple[IntArray | None, tuple[int, int, int, int] | None]:
+        """schedule_one.go evaluateNominatedNode: Filter (nominated pods included) and the filtering
+        extenders on the nominated node alone; the start index does not move.
+
+        Returns the feasible node (an array of one) when it passes, else None and the node's
+        rejection (node, code, plugin id, reason id) when Filter rejected it. A node that does not
+        exist or an error only ends the attempt: the search over every node follows (upstream logs
+        them)."""
+        assert (
+            rec.filter_codes is not None and rec.filter_plugins is not None and rec.filter_reasons is not None
+        )
+        i = self.cluster.index.get(name)
+        if i is None:
+            return None, None
+        rec.tried_nominated_node = name
+        node = np.asarray([i], dtype=np.int64)
+        timings: dict[str, int] = {}
+        if fw.filter:
+            try:
+                out = fw.run_filter_with_nominated_pods(state, pod, node, self.reasons, timings)
+            except CycleError:
+                return None, None
+            code = int(out.codes[0])
+            if code != 0:
+                return None, (i, code, int(out.plugin_ids[0]), int(out.reason_ids[0]))
+        rec.filter_codes[i] = 0
+        feasible = node
+        if self._has_extender_filters():
+            try:
+                feasible = self._filter_extenders(state, pod, rec, node).feasible
+            except CycleError:
+                feasible = node[:0]
+            if not len(feasible):
+                # the search over every node judges it again
+                rec.filter_codes[i], rec.filter_plugins[i], rec.filter_reasons[i] = NOT_EVALUATED, -1, -1
+                return None, None
+        rec.start_index = self.next_start_node_index
+        rec.nodes_to_find = 1
+        rec.evaluation_order = node
+        rec.feasible = feasible
+        if fw.filter:
+            for pname in fw.filter_names:
+                if pname not in state.skip_filter_plugins:
+                    rec.stages.append(Stage("Filter", pname, "Success", "", timings.get(pname, 0)))
+        return feasible, None
 
     @staticmethod
     def _rejecting_filter_plugins(rec: CycleRecord) -> set[str]:
@@ -522,6 +704,10 @@ class Replay:
         if fw.post_filter:
             result, status = fw.run_post_filter(state, pod, NodeToStatus(statuses, absent), rec.stages)
             post_msg = status.message()
+            # schedulingCycle: a PostFilterResult's nominatingInfo (ModeOverride), none keeps it
+            self._nominating = None if result is None else result.nominated_node_name
+            self._nominated_by_post_filter = True
+            self._preempted = status.is_success() and result is not None and bool(result.nominated_node_name)
             if result is not None:
                 rec.post_filter = dict(result.details)
                 if result.nominated_node_name:
@@ -536,6 +722,7 @@ class Replay:
         if self._preview:
             return
         self.cluster.add_pod(pod, chosen)  # assume
+        self.nominator.delete(pod)  # schedule_one.go assume: DeleteNominatedPodIfExists
         s = fw.run_reserve(state, pod, node, rec.stages)
         if not s.is_success():
             self.cluster.remove_pod(pod)
@@ -591,7 +778,7 @@ class Replay:
         """
         rec.result = "Waiting"
         wp = self.waiting.add(pod, node, waits)
-        wp.context = (fw, state, rec.seq)
+        wp.context = (fw, state, rec.seq, rec.attempt)
         s = fw.run_pre_bind_pre_flight(state, pod, node, rec.stages)
         if s.code == Code.Error:
             # Upstream leaves the pod in the waiting map, where signals no longer reach anything.
@@ -605,7 +792,7 @@ class Replay:
         timeout): Unreserve in reverse order and the pod is forgotten; the message is the FitError
         of the one node it held, as upstream builds it.
         """
-        fw, state, follows = wp.context
+        fw, state, follows, attempt = wp.context
         pod, node = wp.pod, wp.node
         self._seq += 1
         rec = CycleRecord(
@@ -618,6 +805,7 @@ class Replay:
             kind=BINDING,
             follows=follows,
             permit_events=events,
+            attempt=attempt,
         )
         self.waiting.events = rec.permit_events
         self.waiting.remove(pod.uid)  # WaitOnPermit's deferred remove

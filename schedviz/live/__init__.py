@@ -1,0 +1,1 @@
+"""Live cluster mode: watch clusters, replay each scheduling decision, compare with reality."""

@@ -1,0 +1,130 @@
+"""Hostile uploads through the API (POST /api/v1/snapshots/): a clear 4xx, fast, in bounded memory, nothing stored.
+
+The parser's own tests (tests/ingestion/test_parsing.py) cover the reading; these go through the
+whole request path -- multipart parsing, the serializer, the view, the error shape -- with the
+corpus of tests/hardening/hostile.py. While a request runs, a thread samples this process's
+resident memory: its growth must stay bounded by a few copies of the upload itself (so a bomb that
+expanded to its full size would fail the test).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.test import APIClient
+
+from schedviz.ingestion.models import Snapshot
+
+from .hostile import CORPUS, MiB
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SECONDS = 5.0
+MEMORY_BOUND = {
+    # JSON is built whole before its objects are counted: 10^6 tiny objects take ~900 MiB before the
+    # object-count limit (100k) refuses them. The bound today is the JSON value budget
+    # (SCHEDVIZ_MAX_JSON_VALUES, 5M values, ~300 bytes each); see the hardening notes in the README.
+    "1e6-tiny-objects": 1536 * MiB,
+}
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    import resource
+
+    return pages * resource.getpagesize()
+
+
+@contextmanager
+def sampled_rss() -> Iterator[dict[str, int]]:
+    """The peak growth of this process's resident memory while the block runs, sampled every 10 ms."""
+    out = {"before": _rss(), "peak": 0}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            out["peak"] = max(out["peak"], _rss())
+            stop.wait(0.01)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    try:
+        yield out
+    finally:
+        stop.set()
+        t.join()
+        out["peak"] = max(out["peak"], _rss())
+        out["growth"] = max(0, out["peak"] - out["before"])
+
+
+@pytest.mark.parametrize(("case", "filename", "build", "fragment"), CORPUS, ids=[c[0] for c in CORPUS])
+def test_hostile_upload_is_refused_through_the_api(
+    api: APIClient, case: str, filename: str, build: Callable[[], bytes], fragment: str
+) -> None:
+    data = build()
+    upload = SimpleUploadedFile(filename, data, content_type="application/octet-stream")
+    del data
+    size = upload.size or 0
+    cpu, wall = time.process_time(), time.perf_counter()
+    with sampled_rss() as mem:
+        r = api.post("/api/v1/snapshots/", {"file": upload, "name": case}, format="multipart")
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    print(
+        f"{case}: {size / MiB:.1f} MiB upload, {r.status_code} in {wall:.2f}s ({cpu:.2f}s CPU), "
+        f"resident memory +{mem['growth'] / MiB:.0f} MiB"
+    )
+    assert r.status_code in (400, 413), (case, r.status_code, r.content[:300])
+    body: dict[str, Any] = r.json()
+    err = body["error"]
+    assert set(err) == {"code", "message", "details"}
+    assert err["code"] in ("invalid_upload", "too_large"), err
+    text = (
+        err["message"] + " " + " ".join(p["message"] for p in (err["details"] or []) if isinstance(p, dict))
+    )
+    assert fragment in text, (case, text[:500])
+    if err["code"] == "invalid_upload":
+        # the problem names the file (or the archive member) it is about
+        docs = {p["document"] for p in err["details"]}
+        assert any(d for d in docs), err["details"][:3]
+    # fast: CPU spent by this process (request and sampler) whatever else runs on the machine,
+    # and the wall clock with a margin for a loaded machine
+    assert cpu < SECONDS, f"{case}: {cpu:.2f}s of CPU"
+    assert wall < 2 * SECONDS, f"{case}: {wall:.2f}s"
+    # bounded memory: a few copies of the upload (the test client's body, the file, its text) and the
+    # decompression budget (SCHEDVIZ_MAX_DECOMPRESSED_BYTES, 200 MiB) at most: a bomb that expanded
+    # fully (1 GiB) fails this
+    bound = MEMORY_BOUND.get(case, 4 * size + 256 * MiB)
+    assert mem["growth"] < bound, f"{case}: resident memory grew by {mem['growth'] / MiB:.0f} MiB"
+    assert Snapshot.objects.count() == 0
+
+
+def test_an_oversized_json_body_is_413(api: APIClient) -> None:
+    """Manifests sent as JSON `content` beyond the request body limit: 413 before anything is parsed."""
+    from django.conf import settings
+
+    body = b'{"content": "' + b"a" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 10) + b'"}'
+    r = api.generic("POST", "/api/v1/snapshots/", body, content_type="application/json")
+    assert r.status_code == 413 and r.json()["error"]["code"] == "too_large"
+    assert Snapshot.objects.count() == 0
+
+
+def test_hostile_text_as_json_content(api: APIClient) -> None:
+    """The same refusals when the manifests come as the `content` field."""
+    from .hostile import alias_bomb, duplicate_keys, python_tags
+
+    for data, fragment in (
+        (alias_bomb(), "YAML aliases expand"),
+        (python_tags(), "is not allowed"),
+        (duplicate_keys(), "duplicate key"),
+    ):
+        r = api.post("/api/v1/snapshots/", {"content": data.decode()}, format="json")
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_upload"
+        assert fragment in str(r.json()["error"])
+    assert Snapshot.objects.count() == 0
