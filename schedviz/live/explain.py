@@ -15,8 +15,9 @@ cluster is configured to sample as kube-scheduler does).
   preemption).
 
 A divergence is explained where the evidence allows, each explanation with a code: ``tie``,
-``stale-state`` (the nodes involved changed around the decision, or the change was seen after a
-watch gap, or the state before it could not be rebuilt exactly), ``missing-plugin`` and
+``stale-state`` (replayed against the state before the last changes to the nodes involved, the
+replay agrees with the cluster: see ``explain_trigger``; or the decision was seen after a watch gap,
+or the state before it could not be rebuilt exactly), ``missing-plugin`` and
 ``extender`` (the configuration has plugins or extenders SchedViz does not run), ``different-scheduler``
 (another scheduler, or a profile the configuration does not have, made the decision), ``sampling``
 (the scheduler's node sampling left the nodes out), and the plain facts when nothing explains it
@@ -29,6 +30,7 @@ from __future__ import annotations
 import copy
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +47,13 @@ JSON = dict[str, Any]
 MATCH, TIE, DIVERGED, SKIPPED = "match", "tie", "diverged", "skipped"
 STALE_WINDOW = 5.0  # seconds around the decision in which changes to the nodes involved make it stale
 MAX_DROPPED = 50
+STATE_FACTS = ("filter", "score", "result", "message")
+RESULT_WORDS = {
+    "Unschedulable": "unschedulable",
+    "Error": "in error",
+    "NotHandled": "handled by no profile",
+    "Gated": "gated (not enqueued)",
+}
 
 
 @dataclass
@@ -235,17 +244,6 @@ def _stale_explanations(ctx: Context, trigger: Trigger, nodes: set[str]) -> list
                 "the changelog no longer reached back to the decision: the state replayed is newer",
             )
         )
-    near = touching(ctx.recent, nodes, trigger.pod)
-    if near:
-        listed = [_describe_change(c) for c in near[:10]]
-        out.append(
-            _exp(
-                "stale-state",
-                f"the nodes involved changed within {STALE_WINDOW:g}s of the decision ({'; '.join(listed)}): "
-                "the scheduler's cache may not have held the state replayed",
-                changes=listed,
-            )
-        )
     return out
 
 
@@ -378,8 +376,8 @@ def compare(rep: Replayed, trigger: Trigger, ctx: Context) -> tuple[str, str, li
             facts.append(
                 _exp(
                     "result",
-                    f"the replay finds the pod {rec.result.lower()}"
-                    + (f": {rec.message}" if rec.message else "")
+                    f"the replay finds the pod {RESULT_WORDS.get(rec.result, rec.result)}"
+                    + (f": {rec.message or rec.error}" if rec.message or rec.error else "")
                     + f"; the cluster bound it to {actual}",
                 )
             )
@@ -461,6 +459,14 @@ def message_difference(replay: str, cluster: str) -> str:
     return "; ".join(out) or "only in wording"
 
 
+def involved_nodes(rep: Replayed, trigger: Trigger) -> set[str]:
+    """The nodes whose state decided the difference: the two chosen, or every node for a failure."""
+    if trigger.kind != BOUND:
+        return set(rep.node_names)
+    rec = rep.record
+    return {n for n in (trigger.node, rec.selected_node if rec is not None else None) if n}
+
+
 def explain_trigger(
     objects: list[JSON],
     exact: bool,
@@ -469,7 +475,16 @@ def explain_trigger(
     *,
     all_nodes: bool,
     recent: list[Change],
+    earlier: Callable[[int], list[JSON]] | None = None,
 ) -> Outcome:
+    """Replay the decision, compare it with reality, and test the stale-state explanation.
+
+    When the replay diverges and the nodes involved changed shortly before the decision (changes
+    the replayed state includes), the decision is replayed again against the state before those
+    changes (``earlier(seq)``): if that replay agrees with the cluster, the scheduler decided on
+    the older state, and the divergence is explained as ``stale-state``; if not, the changes are
+    only noted.
+    """
     t0 = time.perf_counter()
     rep = replay_pod(objects, trigger, cfg, all_nodes=all_nodes)
     ctx = Context(cfg, all_nodes, exact, recent)
@@ -477,4 +492,29 @@ def explain_trigger(
     notes = list(rep.notes)
     if trigger.gap:
         notes.append("seen through a relist after a watch gap")
+    # only what the state decides: not another scheduler, gates, configuration differences
+    if agreement == DIVERGED and code in STATE_FACTS and earlier is not None and rep.record is not None:
+        near = [c for c in touching(recent, involved_nodes(rep, trigger), trigger.pod) if c.seq < trigger.seq]
+        if near:
+            first = min(near, key=lambda c: c.seq)
+            listed = [_describe_change(c) for c in near[:10]]
+            again = replay_pod(earlier(first.seq), trigger, cfg, all_nodes=all_nodes)
+            agreed, _, _ = compare(again, trigger, Context(cfg, all_nodes))
+            if agreed in (MATCH, TIE):
+                explanations.insert(
+                    0,
+                    _exp(
+                        "stale-state",
+                        f"replayed against the state before {'; '.join(listed)} "
+                        f"({trigger.observed - first.time:.1f}s before the decision was seen), the replay agrees "
+                        "with the cluster: the scheduler decided on that older state",
+                        changes=listed,
+                    ),
+                )
+                code = "stale-state"
+            else:
+                notes.append(
+                    f"the nodes involved changed shortly before ({'; '.join(listed)}); without those changes "
+                    "the replay still differs from the cluster"
+                )
     return Outcome(trigger, rep, agreement, code, explanations, notes, exact, time.perf_counter() - t0)

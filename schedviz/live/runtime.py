@@ -219,7 +219,13 @@ class ClusterWatcher:
         objects, exact = self.mirror.objects_before(trigger.seq, trigger.rv)
         recent = recent_changes(self.mirror.changes(after_seq=max(0, trigger.seq - 5000)), trigger)
         outcome = explain_trigger(
-            objects, exact, trigger, self.config, all_nodes=self.options.all_nodes, recent=recent
+            objects,
+            exact,
+            trigger,
+            self.config,
+            all_nodes=self.options.all_nodes,
+            recent=recent,
+            earlier=lambda seq: self.mirror.objects_before(seq)[0],
         )
         self.sink.store(outcome)
         self.processed += 1

@@ -127,6 +127,7 @@ class Worker:
                 stop.wait(tick_seconds)
         finally:
             self.shutdown()
+            connections.close_all()  # this thread's: a worker run in a thread leaves none open
 
     def tick(self) -> None:
         qs = LiveCluster.objects.filter(enabled=True)

@@ -237,18 +237,36 @@ def test_another_scheduler_and_a_profile_the_configuration_lacks(
     )
 
 
-def test_recent_changes_to_the_nodes_involved_explain_a_divergence_as_stale_state(
+def test_a_decision_on_an_older_state_is_explained_as_stale_state(
     apiserver: TestApiServer, lives: list[Live]
 ) -> None:
     small_cluster(apiserver)
     live = Live(apiserver)
     lives.append(live)
     apiserver.create(pod("filler", cpu="7", node_name="large"))  # large is nearly full now
-    apiserver.bind("default", "web", "large")  # as if the scheduler had not seen the filler yet
+    apiserver.bind("default", "web", "large")  # as the scheduler would have, had it not seen the filler yet
     out = live.next(1)
     assert out.agreement == "diverged" and out.divergence == "stale-state"
-    assert "Pod default/filler added on large" in out.explanations[0]["message"]
-    assert out.explanations[-1]["code"] in ("filter", "score")
+    assert out.explanations[0]["details"]["changes"] == ["Pod default/filler added on large"]
+    assert "the replay agrees with the cluster" in out.explanations[0]["message"]
+    assert (
+        out.explanations[-1]["code"] == "score"
+    )  # and the facts: against the state replayed, small scores higher
+    assert out.replayed.record is not None and out.replayed.record.selected_node == "small"
+
+
+def test_recent_changes_that_do_not_explain_a_divergence_are_only_noted(
+    apiserver: TestApiServer, lives: list[Live]
+) -> None:
+    small_cluster(apiserver)
+    live = Live(apiserver)
+    lives.append(live)
+    apiserver.create(pod("filler", cpu="100m", node_name="small"))
+    apiserver.bind("default", "web", "small")  # the replay picks large, with or without the filler
+    out = live.next(1)
+    assert out.agreement == "diverged" and out.divergence == "score"
+    assert [e["code"] for e in out.explanations] == ["score"]
+    assert any("Pod default/filler added on small" in n and "still differs" in n for n in out.notes)
 
 
 def test_a_scheduled_event_alone_is_replayed_once_and_with_the_pods_update_not_twice(

@@ -317,3 +317,15 @@ def test_the_management_commands(
     )  # type: ignore[arg-type]
     call_command("rotate_cluster_credentials", "--generate")
     assert Fernet(capsys.readouterr().out.strip().encode())
+
+
+def test_the_live_demo_runs_a_scripted_cluster(alice: User, capsys: Any) -> None:
+    call_command("live_demo", "--username", "alice", "--seconds", "2", "--interval", "0.1")
+    out = capsys.readouterr().out
+    assert "live demo: http://127.0.0.1:" in out and "bound default/hello to " in out
+    cluster = LiveCluster.objects.get(owner=alice)
+    rows = cycles(cluster)
+    assert len(rows) >= 3 and cluster.status == "stopped"
+    # the scripted scheduler places pods where the engine would, except every 7th decision
+    assert rows[0].pod == "default/hello" and rows[0].agreement == "match"
+    assert sum(1 for r in rows if r.agreement == "match") >= len(rows) // 2
