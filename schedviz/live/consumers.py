@@ -28,6 +28,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from schedviz.streaming.controls import PlaybackControls
 from schedviz.streaming.protocol import (
     TOP_K_DEFAULT,
     TOP_K_MAX,
@@ -150,7 +151,7 @@ def live_messages(seq: int, payload: bytes | None, live: dict[str, Any], topk: i
     return [*out, verdict]
 
 
-class LiveClusterConsumer(AsyncWebsocketConsumer):
+class LiveClusterConsumer(PlaybackControls, AsyncWebsocketConsumer):
     """One websocket per watched cluster."""
 
     cluster_id: Any
@@ -217,62 +218,11 @@ class LiveClusterConsumer(AsyncWebsocketConsumer):
 
             await self.channel_layer.group_discard(group(self.cluster_id), self.channel_name)
 
-    async def send_json(self, msg: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps(msg, separators=(",", ":")))
-
     # ----- events from the channel layer ---------------------------------------------------------
     async def cluster_progress(self, event: dict[str, Any]) -> None:
         self.wake.set()
 
     async def cluster_status(self, event: dict[str, Any]) -> None:
-        self.wake.set()
-
-    # ----- controls ----------------------------------------------------------------------------
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        try:
-            msg = json.loads(text_data or "")
-            action = msg["action"]
-        except (ValueError, KeyError, TypeError):
-            await self.send_json(
-                {"type": "error", "code": "bad_request", "message": 'expected {"action": ...}'}
-            )
-            return
-        if action == "ping":
-            await self.send_json({"type": "pong"})
-            return
-        if self.mode != "playback":
-            await self.send_json(
-                {"type": "error", "code": "bad_request", "message": f"{action}: only in playback mode"}
-            )
-            return
-        if action == "play":
-            try:
-                speed = float(msg.get("speed", self.speed))
-            except (TypeError, ValueError):
-                speed = -1
-            if not 0.1 <= speed <= 1000:
-                await self.send_json(
-                    {"type": "error", "code": "bad_request", "message": "speed: 0.1 to 1000 cycles/s"}
-                )
-                return
-            self.speed, self.playing = speed, True
-        elif action == "pause":
-            self.playing = False
-        elif action == "step":
-            self.step_budget += 1
-        elif action == "seek":
-            cycle = msg.get("cycle")
-            if not isinstance(cycle, int) or isinstance(cycle, bool) or cycle < 1:
-                await self.send_json(
-                    {"type": "error", "code": "bad_request", "message": "cycle: a positive integer"}
-                )
-                return
-            self.after = (cycle - 1, END)
-        else:
-            await self.send_json(
-                {"type": "error", "code": "bad_request", "message": f"unknown action {action!r}"}
-            )
-            return
         self.wake.set()
 
     # ----- sending -------------------------------------------------------------------------------

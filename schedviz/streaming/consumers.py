@@ -15,6 +15,8 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from schedviz.streaming.controls import PlaybackControls
+
 from .protocol import TOP_K_DEFAULT, TOP_K_MAX, Position, cycle_messages, node_messages, parse_position
 from .publish import group
 
@@ -139,7 +141,7 @@ def _encoded(payload: bytes, topk: int) -> list[tuple[Position, str]]:
     ]
 
 
-class ReplayConsumer(AsyncWebsocketConsumer):
+class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):
     """One websocket per replay."""
 
     replay: Any
@@ -273,62 +275,11 @@ class ReplayConsumer(AsyncWebsocketConsumer):
             with contextlib.suppress(Exception):  # a layer that is away forgets the group anyway
                 await self.channel_layer.group_discard(group(self.replay.pk), self.channel_name)
 
-    async def send_json(self, msg: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps(msg, separators=(",", ":")))
-
     # ----- events from the channel layer ---------------------------------------------------------
     async def replay_progress(self, event: dict[str, Any]) -> None:
         self.wake.set()
 
     async def replay_status(self, event: dict[str, Any]) -> None:
-        self.wake.set()
-
-    # ----- controls from the client ------------------------------------------------------------
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        try:
-            msg = json.loads(text_data or "")
-            action = msg["action"]
-        except (ValueError, KeyError, TypeError):
-            await self.send_json(
-                {"type": "error", "code": "bad_request", "message": 'expected {"action": ...}'}
-            )
-            return
-        if action == "ping":
-            await self.send_json({"type": "pong"})
-            return
-        if self.mode != "playback":
-            await self.send_json(
-                {"type": "error", "code": "bad_request", "message": f"{action}: only in playback mode"}
-            )
-            return
-        if action == "play":
-            try:
-                speed = float(msg.get("speed", self.speed))
-            except (TypeError, ValueError):
-                speed = -1
-            if not 0.1 <= speed <= 1000:
-                await self.send_json(
-                    {"type": "error", "code": "bad_request", "message": "speed: 0.1 to 1000 cycles/s"}
-                )
-                return
-            self.speed, self.playing = speed, True
-        elif action == "pause":
-            self.playing = False
-        elif action == "step":
-            self.step_budget += 1
-        elif action == "seek":
-            cycle = msg.get("cycle")
-            if not isinstance(cycle, int) or cycle < 1:
-                await self.send_json(
-                    {"type": "error", "code": "bad_request", "message": "cycle: a positive integer"}
-                )
-                return
-            self.after = (cycle - 1, 10**9)
-        else:
-            await self.send_json(
-                {"type": "error", "code": "bad_request", "message": f"unknown action {action!r}"}
-            )
-            return
         self.wake.set()
 
     # ----- the sending loop --------------------------------------------------------------------

@@ -1,0 +1,73 @@
+"""The client controls every stream understands (docs/streaming.md): ping, play, pause, step, seek."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from .protocol import Position
+
+AFTER_CYCLE = 10**9  # part index meaning "after all of that cycle"
+
+
+class PlaybackControls:
+    """Mixed into a websocket consumer: parses controls and updates the playback state.
+
+    The consumer owns ``mode``, ``after`` (the last position sent), ``wake`` (set to make its
+    sending loop look again), ``speed``, ``playing`` and ``step_budget``.
+    """
+
+    mode: str
+    after: Position
+    wake: asyncio.Event
+    speed: float
+    playing: bool
+    step_budget: int
+
+    if TYPE_CHECKING:  # provided by AsyncWebsocketConsumer, which follows this class in the bases
+
+        async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None: ...
+
+    async def send_json(self, msg: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(msg, separators=(",", ":")))
+
+    async def _bad(self, message: str) -> None:
+        await self.send_json({"type": "error", "code": "bad_request", "message": message})
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        try:
+            msg = json.loads(text_data or "")
+            action = msg["action"]
+        except (ValueError, KeyError, TypeError):
+            await self._bad('expected {"action": ...}')
+            return
+        if action == "ping":
+            await self.send_json({"type": "pong"})
+            return
+        if self.mode != "playback":
+            await self._bad(f"{action}: only in playback mode")
+            return
+        if action == "play":
+            try:
+                speed = float(msg.get("speed", self.speed))
+            except (TypeError, ValueError):
+                speed = -1
+            if not 0.1 <= speed <= 1000:
+                await self._bad("speed: 0.1 to 1000 cycles/s")
+                return
+            self.speed, self.playing = speed, True
+        elif action == "pause":
+            self.playing = False
+        elif action == "step":
+            self.step_budget += 1
+        elif action == "seek":
+            cycle = msg.get("cycle")
+            if not isinstance(cycle, int) or isinstance(cycle, bool) or cycle < 1:
+                await self._bad("cycle: a positive integer")
+                return
+            self.after = (cycle - 1, AFTER_CYCLE)
+        else:
+            await self._bad(f"unknown action {action!r}")
+            return
+        self.wake.set()
