@@ -1574,30 +1574,60 @@ class _Analysis:
 
     # ----- the winner ------------------------------------------------------------------------------
     def compare(self, rec: CycleRecord, winner: int, other: int) -> Comparison:
-        name = self.names[other]
-        assert rec.feasible is not None
-        pos = {int(n): k for k, n in enumerate(rec.feasible.tolist())}
-        kw, ko = pos[winner], pos.get(other)
-        if ko is None:
-            return Comparison(name, feasible=False)
-        totals = rec.totals
-        tw = int(totals[kw]) if totals is not None else 0
-        to = int(totals[ko]) if totals is not None else 0
-        plugins: dict[str, dict[str, int]] = {}
-        if rec.normalized_scores is not None and rec.raw_scores is not None:
-            for p, plugin in enumerate(rec.score_plugins):
-                weight = rec.score_weights[p]
-                w = int(rec.normalized_scores[p, kw]) * weight
-                o = int(rec.normalized_scores[p, ko]) * weight
-                plugins[plugin] = {
-                    "weight": weight,
-                    "winner": w,
-                    "other": o,
-                    "difference": w - o,
-                    "winnerRaw": int(rec.raw_scores[p, kw]),
-                    "otherRaw": int(rec.raw_scores[p, ko]),
-                }
-        return Comparison(name, True, total=to, margin=tw - to, tied=tw == to, plugins=plugins)
+        return compare_scores(rec, self.names, winner, other)
+
+
+def compare_scores(rec: CycleRecord, names: Sequence[str], winner: int, other: int) -> Comparison:
+    """Node ``other`` against the feasible node ``winner`` (node indices) in the cycle ``rec``: per
+    score plugin, both weighted scores and their difference; not feasible when ``rec`` did not
+    find ``other`` feasible."""
+    name = names[other]
+    assert rec.feasible is not None
+    pos = {int(n): k for k, n in enumerate(rec.feasible.tolist())}
+    kw, ko = pos[winner], pos.get(other)
+    if ko is None:
+        return Comparison(name, feasible=False)
+    totals = rec.totals
+    tw = int(totals[kw]) if totals is not None else 0
+    to = int(totals[ko]) if totals is not None else 0
+    plugins: dict[str, dict[str, int]] = {}
+    if rec.normalized_scores is not None and rec.raw_scores is not None:
+        for p, plugin in enumerate(rec.score_plugins):
+            weight = rec.score_weights[p]
+            w = int(rec.normalized_scores[p, kw]) * weight
+            o = int(rec.normalized_scores[p, ko]) * weight
+            plugins[plugin] = {
+                "weight": weight,
+                "winner": w,
+                "other": o,
+                "difference": w - o,
+                "winnerRaw": int(rec.raw_scores[p, kw]),
+                "otherRaw": int(rec.raw_scores[p, ko]),
+            }
+    return Comparison(name, True, total=to, margin=tw - to, tied=tw == to, plugins=plugins)
+
+
+def recorded_verdict(
+    rec: CycleRecord, reasons: Sequence[tuple[str, ...]], node: int
+) -> dict[str, Any] | None:
+    """How the cycle ``rec`` rejected ``node`` ({plugin, code, reasons}, as ``rejected`` groups
+    them), or None when it passed or was not evaluated."""
+    if rec.filter_codes is None or rec.filter_plugins is None or rec.filter_reasons is None:
+        return None
+    code = int(rec.filter_codes[node])
+    if code in (0, NOT_EVALUATED):
+        return None
+    pid, rid = int(rec.filter_plugins[node]), int(rec.filter_reasons[node])
+    said = tuple(reasons[rid]) if 0 <= rid < len(reasons) else ()
+    return {"plugin": _plugin_name(rec, pid, said), "code": Code(code).name, "reasons": list(said)}
+
+
+def _plugin_name(rec: CycleRecord, pid: int, reasons: Sequence[str]) -> str:
+    """The rejecting filter plugin; nodes a PreFilter result left out name the PreFilter plugins."""
+    plugin = rec.filter_plugin_names[pid] if 0 <= pid < len(rec.filter_plugin_names) else ""
+    if not plugin and reasons and reasons[0].startswith(NARROWED_PREFIX):
+        plugin = reasons[0][len(NARROWED_PREFIX) :].rstrip("]")
+    return plugin
 
 
 def _pv_affinity_text(affinity: Any) -> str:
@@ -1680,23 +1710,58 @@ def explain(
     for n in nodes or []:
         if n not in known:
             raise InputError(f"no node {n!r} in the snapshot", field="nodes")
-    options = options or ReplayOptions()
-    rp = Replay(snapshot, config, options)
+    rp = Replay(snapshot, config, options or ReplayOptions())
     target = rp.run_until(key)
+    ex, _ = explain_replay(
+        rp,
+        target,
+        nodes=nodes,
+        max_suggestions=max_suggestions,
+        max_checks=max_checks,
+        max_fixes=max_fixes,
+    )
+    return ex
+
+
+def explain_replay(
+    rp: Replay,
+    target: Pod,
+    *,
+    nodes: list[str] | None = None,
+    max_suggestions: int = 50,
+    max_checks: int = 200,
+    max_fixes: int = 100,
+) -> tuple[Explanation, CycleRecord]:
+    """Explain ``target``'s next cycle in ``rp`` as the replay stands (whatever the caller ran before
+    it), then run that cycle with the replay's options: the explanation and the cycle's record
+    (appended to the replay's trace). ``explain`` is this after replaying the cycles before the pod.
+
+    The what-if checks leave the replay as they found it, so the record is the cycle the replay
+    would have run without them. Raises InputError for a node ``rp`` does not have.
+    """
+    for n in nodes or []:
+        if n not in rp.cluster.index:
+            raise InputError(f"no node {n!r} in the snapshot", field="nodes")
+    options = rp.options
+    key = target.key
     fw = rp.frameworks.get(target.scheduler_name)
     if fw is None:
         rec = rp.schedule_one(target)
-        return Explanation(
-            pod=key,
-            profile=None,
-            result=rec.result,
-            seq=rec.seq,
-            message=rec.error,
-            node_count=rp.cluster.n,
-            feasible_count=0,
-            error=rec.error,
-            scheduler=_decision(rec, options),
-            notes=[f"profiles of the configuration: {', '.join(rp.frameworks) or 'none'}"],
+        rp.trace.cycles.append(rec)
+        return (
+            Explanation(
+                pod=key,
+                profile=None,
+                result=rec.result,
+                seq=rec.seq,
+                message=rec.error,
+                node_count=rp.cluster.n,
+                feasible_count=0,
+                error=rec.error,
+                scheduler=_decision(rec, options),
+                notes=[f"profiles of the configuration: {', '.join(rp.frameworks) or 'none'}"],
+            ),
+            rec,
         )
     rec = rp.preview(target, all_nodes=True)
     analysis = _Analysis(rp, fw, target, max(0, max_checks))
@@ -1738,7 +1803,7 @@ def explain(
             f"with its node sampling the scheduler evaluated {evaluated} of {rp.cluster.n} nodes and selected "
             f"{actual.selected_node}; with every node evaluated, {rec.selected_node} scores best"
         )
-    return ex
+    return ex, actual
 
 
 def _decision(rec: CycleRecord, options: ReplayOptions) -> dict[str, Any]:
@@ -1772,9 +1837,7 @@ def _trace_verdicts(rp: Replay, rec: CycleRecord) -> list[tuple[Verdict, IntArra
         pid = int(rec.filter_plugins[first])
         rid = int(rec.filter_reasons[first])
         reasons = rp.reasons.items[rid] if rid >= 0 else ()
-        plugin = rec.filter_plugin_names[pid] if pid >= 0 else ""
-        if not plugin and reasons and reasons[0].startswith(NARROWED_PREFIX):
-            plugin = reasons[0][len(NARROWED_PREFIX) :].rstrip("]")
+        plugin = _plugin_name(rec, pid, reasons)
         out.append(((int(codes[first]), plugin, reasons), members.astype(np.int64)))
     out.sort(key=lambda vn: (-len(vn[1]), vn[0][1], vn[0][2]))
     return out
@@ -1876,27 +1939,34 @@ def _rank(an: _Analysis, fixes: list[Fix], limit: int) -> tuple[list[Suggestion]
 def node_story(fixes: list[Fix], node: str) -> list[str]:
     """For one node, every chain of changes found and where it ends: "A [alone: would then fail P:
     reason] + B -> fits (checked)"."""
+    return stored_node_story([f.to_dict() for f in fixes], node)
+
+
+def stored_node_story(fixes: Sequence[dict[str, Any]], node: str) -> list[str]:
+    """``node_story`` from the fixes as ``Explanation.to_dict`` gives them (a stored explanation)."""
     out: list[str] = []
 
-    def walk(fs: list[Fix], path: str) -> None:
+    def walk(fs: Sequence[dict[str, Any]], path: str) -> None:
         for f in fs:
-            if node not in f.nodes:
+            if node not in f.get("nodes", ()):
                 continue
-            if f.change is None:
-                out.append(f"{path}{f.plugin}: {f.diagnosis}: no change suggested")
+            change = f.get("change")
+            if change is None:
+                out.append(f"{path}{f.get('plugin', '')}: {f.get('diagnosis', '')}: no change suggested")
                 continue
-            step = path + f.change.description
-            if node in f.passes:
+            step = path + str(change.get("description", ""))
+            if node in f.get("passes", ()):
                 out.append(f"{step} -> fits (checked)")
-            elif node in f.unchecked:
+            elif node in f.get("unchecked", ()):
                 out.append(f"{step} -> not checked (check limit reached)")
-            for t in f.then:
-                if node not in t.nodes:
+            for t in f.get("thenFails", ()):
+                if node not in t.get("nodes", ()):
                     continue
-                fail = f"would then fail {t.plugin}: {', '.join(t.reasons)}"
-                if not any(node in nf.nodes for nf in t.next):
+                fail = f"would then fail {t.get('plugin', '')}: {', '.join(t.get('reasons', ()))}"
+                following = t.get("next", ())
+                if not any(node in nf.get("nodes", ()) for nf in following):
                     out.append(f"{step} -> {fail}")
-                walk(t.next, f"{step} [alone: {fail}] + ")
+                walk(following, f"{step} [alone: {fail}] + ")
 
     walk(fixes, "")
     return out

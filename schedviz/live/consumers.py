@@ -25,10 +25,10 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from schedviz.streaming.controls import PlaybackControls
+from schedviz.streaming.db import stream_db
 from schedviz.streaming.protocol import (
     TOP_K_DEFAULT,
     TOP_K_MAX,
@@ -56,7 +56,7 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-@database_sync_to_async
+@stream_db
 def _load_cluster(cluster_id: str, user: Any) -> Any:
     from django.core.exceptions import ValidationError
 
@@ -74,7 +74,7 @@ def _load_cluster(cluster_id: str, user: Any) -> Any:
         return None
 
 
-@database_sync_to_async
+@stream_db
 def _state(cluster_id: Any) -> dict[str, Any] | None:
     from . import services
     from .models import LiveCluster
@@ -96,7 +96,7 @@ def _state(cluster_id: Any) -> dict[str, Any] | None:
     return state
 
 
-@database_sync_to_async
+@stream_db
 def _rows(
     cluster_id: Any, after_cycle: int, limit: int
 ) -> list[tuple[int, bytes | None, int | None, dict[str, Any]]]:
@@ -115,7 +115,7 @@ def _rows(
     ]
 
 
-@database_sync_to_async
+@stream_db
 def _names(nodeset_id: int) -> list[str]:
     from .models import LiveNodeSet
 

@@ -3,7 +3,11 @@ with what the cluster did.
 
 ``replay_pod`` loads the objects (the pod made pending again) into the engine and runs that one
 pod's scheduling cycle with the cluster's configuration (every node filtered and scored unless the
-cluster is configured to sample as kube-scheduler does).
+cluster is configured to sample as kube-scheduler does). With ``explain_checks`` it first explains
+that cycle on the same engine state (``schedviz.engine.explain.explain_replay``: the winner against
+the runner-up and the cluster's node, the rejected nodes, checked fixes, at most ``explain_checks``
+PreFilter+Filter re-runs), then runs it: the cycle stored is the one the replay runs without the
+explanation, and a failing explanation only leaves the cycle without one.
 
 ``compare`` sets the replay against reality:
 
@@ -28,6 +32,7 @@ per-plugin difference; ``result``: scheduled vs unschedulable; ``message``).
 from __future__ import annotations
 
 import copy
+import logging
 import re
 import time
 from collections.abc import Callable
@@ -35,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from schedviz.engine.errors import InputError
+from schedviz.engine.explain import explain_replay
 from schedviz.engine.loader import load_objects
 from schedviz.engine.runtime.replay import MIN_FEASIBLE_NODES_TO_FIND, Replay, ReplayOptions
 from schedviz.engine.trace import NOT_EVALUATED, CycleRecord
@@ -43,10 +49,15 @@ from .mirror import Change
 from .schedconfig import LiveConfig
 from .triggers import BOUND, Trigger, node_name
 
+log = logging.getLogger(__name__)
+
 JSON = dict[str, Any]
 MATCH, TIE, DIVERGED, SKIPPED = "match", "tie", "diverged", "skipped"
 STALE_WINDOW = 5.0  # seconds around the decision in which changes to the nodes involved make it stale
 MAX_DROPPED = 50
+# PreFilter+Filter re-runs a decision's explanation may spend checking fixes (the replay API's
+# explain allows 200; a live decision must stay fast)
+EXPLAIN_MAX_CHECKS = 50
 STATE_FACTS = ("filter", "score", "result", "message")
 RESULT_WORDS = {
     "Unschedulable": "unschedulable",
@@ -64,6 +75,9 @@ class Replayed:
     error: str = ""
     notes: list[str] = field(default_factory=list)
     pod_scheduler: str = ""
+    explanation: JSON | None = None  # Explanation.to_dict() of the cycle, when it was explained
+    explanation_error: str = ""  # why there is none
+    explain_seconds: float = 0.0  # what explaining added to the replay
 
 
 @dataclass
@@ -115,8 +129,16 @@ def pending_copy(pod: JSON) -> JSON:
     return out
 
 
-def replay_pod(objects: list[JSON], trigger: Trigger, cfg: LiveConfig, *, all_nodes: bool = True) -> Replayed:
-    """The pod's cycle against ``objects`` (the state before the decision)."""
+def replay_pod(
+    objects: list[JSON],
+    trigger: Trigger,
+    cfg: LiveConfig,
+    *,
+    all_nodes: bool = True,
+    explain_checks: int | None = None,
+) -> Replayed:
+    """The pod's cycle against ``objects`` (the state before the decision), explained first when
+    ``explain_checks`` is given (see the module's docstring)."""
     notes: list[str] = []
     ns, _, name = trigger.pod.partition("/")
     objs: list[JSON] = []
@@ -153,10 +175,36 @@ def replay_pod(objects: list[JSON], trigger: Trigger, cfg: LiveConfig, *, all_no
             dropped += 1
             notes.append(f"left out {exc.obj}: {exc.problem}")
     pod = next(p for p in snap.pods if p.key == trigger.pod)
-    rp = Replay(snap, cfg.config, ReplayOptions(all_nodes=all_nodes))
-    rec = rp.schedule_one(pod)
+    options = ReplayOptions(all_nodes=all_nodes)
+    rp = Replay(snap, cfg.config, options)
+    explained: JSON | None = None
+    why_not = ""
+    spent = 0.0
+    rec: CycleRecord | None = None
+    if explain_checks is not None:
+        t0 = time.perf_counter()
+        # the cluster's node too, when the replay has it (the explanation leaves out the winner)
+        named = [trigger.node] if trigger.kind == BOUND and trigger.node in rp.cluster.index else []
+        try:
+            ex, rec = explain_replay(rp, pod, nodes=named, max_checks=explain_checks)
+            explained = ex.to_dict()
+        except Exception as exc:  # the cycle is replayed without its explanation
+            log.warning("explaining the cycle of %s failed", trigger.pod, exc_info=True)
+            why_not = f"the explanation failed: {type(exc).__name__}: {exc}"[:500]
+            rec = None
+            rp = Replay(snap, cfg.config, options)  # as it was before the explanation began
+        spent = time.perf_counter() - t0
+    if rec is None:
+        rec = rp.schedule_one(pod)
     return Replayed(
-        rec, list(rp.cluster.names), list(rp.reasons.items), notes=notes, pod_scheduler=pod.scheduler_name
+        rec,
+        list(rp.cluster.names),
+        list(rp.reasons.items),
+        notes=notes,
+        pod_scheduler=pod.scheduler_name,
+        explanation=explained,
+        explanation_error=why_not,
+        explain_seconds=spent,
     )
 
 
@@ -476,6 +524,7 @@ def explain_trigger(
     all_nodes: bool,
     recent: list[Change],
     earlier: Callable[[int], list[JSON]] | None = None,
+    explain_checks: int | None = EXPLAIN_MAX_CHECKS,
 ) -> Outcome:
     """Replay the decision, compare it with reality, and test the stale-state explanation.
 
@@ -483,10 +532,11 @@ def explain_trigger(
     the replayed state includes), the decision is replayed again against the state before those
     changes (``earlier(seq)``): if that replay agrees with the cluster, the scheduler decided on
     the older state, and the divergence is explained as ``stale-state``; if not, the changes are
-    only noted.
+    only noted. ``explain_checks``: the checks the decision's explanation may spend (``replay_pod``;
+    None: no explanation).
     """
     t0 = time.perf_counter()
-    rep = replay_pod(objects, trigger, cfg, all_nodes=all_nodes)
+    rep = replay_pod(objects, trigger, cfg, all_nodes=all_nodes, explain_checks=explain_checks)
     ctx = Context(cfg, all_nodes, exact, recent)
     agreement, code, explanations = compare(rep, trigger, ctx)
     notes = list(rep.notes)

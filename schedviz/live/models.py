@@ -147,6 +147,10 @@ class LiveCycle(models.Model):
         LiveNodeSet, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
     payload = models.BinaryField(null=True, blank=True)
+    explanation = models.BinaryField(
+        null=True, blank=True, help_text="The cycle's explanation (Explanation.to_dict()), packed"
+    )
+    explanation_error = models.TextField(blank=True, help_text="Why the cycle has no explanation")
 
     class Meta:
         ordering = ["seq"]
@@ -167,6 +171,13 @@ class LiveCycle(models.Model):
 
     def node_names(self) -> list[str]:
         return self.nodeset.names() if self.nodeset is not None else []
+
+    def explained(self) -> dict[str, Any] | None:
+        """The stored explanation of the cycle, or None."""
+        if self.explanation is None:
+            return None
+        value: dict[str, Any] = unpack(self.explanation)
+        return value
 
 
 class LiveSnapshotRequest(models.Model):

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from schedviz.engine.errors import ConfigError, SchedVizError
 
-from .explain import Outcome, explain_trigger, recent_changes
+from .explain import EXPLAIN_MAX_CHECKS, Outcome, explain_trigger, recent_changes
 from .kinds import EVENTS_SCHEDULED, STREAMS, Stream
 from .mirror import Mirror
 from .schedconfig import LiveConfig
@@ -60,6 +60,8 @@ class Options:
     config_retry: float = 30.0
     changelog_limit: int = 50_000
     seed: int | None = None
+    # each decision's cycle explained ("Why here?") with at most this many checks; None: not explained
+    explain_checks: int | None = EXPLAIN_MAX_CHECKS
 
 
 class ClusterWatcher:
@@ -226,6 +228,7 @@ class ClusterWatcher:
             all_nodes=self.options.all_nodes,
             recent=recent,
             earlier=lambda seq: self.mirror.objects_before(seq)[0],
+            explain_checks=self.options.explain_checks,
         )
         self.sink.store(outcome)
         self.processed += 1

@@ -7,7 +7,12 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from schedviz.api.serializers import CycleDetailSerializer, SnapshotSerializer, TeamField
+from schedviz.api.serializers import (
+    CycleDetailSerializer,
+    ExplanationSerializer,
+    SnapshotSerializer,
+    TeamField,
+)
 
 from . import services
 from .models import LiveCluster, LiveCycle, LiveSnapshotRequest
@@ -287,6 +292,10 @@ class LiveComparisonSerializer(serializers.Serializer[Any]):
 
 
 class LiveCycleDetailSerializer(CycleDetailSerializer):
+    live = LiveComparisonSerializer()
+
+
+class LiveExplanationSerializer(ExplanationSerializer):
     live = LiveComparisonSerializer()
 
 

@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 import time
+import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -394,6 +395,21 @@ def _timings(rec: Any) -> dict[str, int]:
     return out
 
 
+def _plain(value: Any) -> Any:
+    """What json cannot encode by itself in an explanation: numpy numbers and arrays, sets."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def pack_explanation(explanation: dict[str, Any], seq: int) -> bytes:
+    """The explanation as stored with its cycle (compressed JSON, as ``pack``), numbered as the cycle."""
+    value = {**explanation, "seq": seq}
+    return zlib.compress(json.dumps(value, separators=(",", ":"), default=_plain).encode(), 6)
+
+
 def store_outcome(cluster_id: Any, outcome: Outcome) -> LiveCycle | None:
     """Append an outcome to the cluster's timeline; None when that decision is stored already."""
     from schedviz.replays.storage import encode_cycle
@@ -452,6 +468,12 @@ def store_outcome(cluster_id: Any, outcome: Outcome) -> LiveCycle | None:
             row.timings = _timings(rec)
             row.nodeset = _nodeset(cluster_id, rep.node_names)
             row.payload = encode_cycle(rec, rep.reasons)
+            row.explanation_error = rep.explanation_error
+            if rep.explanation is not None:
+                try:
+                    row.explanation = pack_explanation(rep.explanation, seq)
+                except (TypeError, ValueError) as exc:  # the cycle is stored all the same
+                    row.explanation_error = f"the explanation could not be stored: {exc}"[:500]
         row.save()
         codes = dict(cluster.divergence_codes or {})
         if outcome.agreement not in (MATCH, SKIPPED) and outcome.divergence:
@@ -528,6 +550,56 @@ def cycle_detail(row: LiveCycle) -> dict[str, Any]:
         "gap": row.gap,
         "error": row.error or None,
     }
+
+
+def cycle_explanation(row: LiveCycle, stored: dict[str, Any], nodes: list[str]) -> dict[str, Any]:
+    """A replayed cycle's stored explanation (as the replay API's explain answers), with each node of
+    ``nodes`` it does not compare yet compared from the stored cycle: against the winner, the node's
+    weighted scores plugin by plugin when it was feasible, else how it was rejected and the fixes
+    the explanation found for it. LiveError (400, ``node``) for a node the cycle does not have."""
+    from schedviz.engine.explain import Comparison, compare_scores, recorded_verdict, stored_node_story
+
+    names = row.node_names()
+    index = {n: i for i, n in enumerate(names)}
+    for n in nodes:
+        if n not in index:
+            raise LiveError(f"node: no node {n[:253]!r} in cycle {row.seq}", field="node")
+    out = dict(stored)
+    compared: list[dict[str, Any]] = list(out.get("compared") or [])
+    winner = (out.get("winner") or {}).get("node")
+    done = {c.get("node") for c in compared} | {winner}
+    wanted = [n for n in dict.fromkeys(nodes) if n not in done]
+    if not wanted:
+        return out
+    rec, reasons = row.decoded()
+    feasible = set() if rec.feasible is None else {int(i) for i in rec.feasible.tolist()}
+    against = index.get(winner) if winner else None
+    notes = list(out.get("notes") or [])
+    if winner and against not in feasible and rec.selected_node in index:
+        # node sampling: the explanation's winner (every node scored) was not scored in the cycle
+        against = index[rec.selected_node]
+        notes.append(
+            f"{winner} was not evaluated in the cycle (node sampling): the nodes asked for are compared "
+            f"with the cycle's selected node {rec.selected_node}"
+        )
+    for n in wanted:
+        i = index[n]
+        if i in feasible:
+            if against is not None and against in feasible and against != i:
+                comp = compare_scores(rec, names, against, i)
+            else:
+                comp = Comparison(n, True, total=rec.node_total(i))
+        else:
+            verdict = recorded_verdict(rec, reasons, i)
+            if verdict is None:
+                notes.append(
+                    f"{n} was not evaluated in the cycle (node sampling, or a nominated node passed)"
+                )
+            comp = Comparison(n, False, rejected=verdict, fixes=stored_node_story(out.get("fixes") or [], n))
+        compared.append(comp.to_dict())
+    out["compared"] = compared
+    out["notes"] = notes
+    return out
 
 
 # ----- snapshot now --------------------------------------------------------------------------------

@@ -241,7 +241,7 @@ class LiveClusterViewSet(
     def cycles(self, request: Request, pk: str | None = None) -> Response:
         """The live timeline: each decision of the cluster, its replay and the comparison, newest last."""
         cluster = self.get_object()
-        qs = LiveCycle.objects.filter(cluster=cluster).defer("payload").order_by("seq")
+        qs = LiveCycle.objects.filter(cluster=cluster).defer("payload", "explanation").order_by("seq")
         params = request.query_params
         for name, value in (
             ("agreement", _choice(request, "agreement", AGREEMENTS)),
@@ -310,6 +310,60 @@ class LiveClusterViewSet(
             raise _field_error(f"plugin: {q.plugin[:60]!r} is not a filter plugin of this cycle ({names})")
         return Response({**cycle_page(rec, reasons, row.node_names(), q), "live": live})
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "node",
+                str,
+                many=True,
+                description="Nodes to compare with the winner (repeatable); those the stored explanation "
+                "does not compare are compared from the stored cycle",
+            )
+        ],
+        responses={
+            200: s.LiveExplanationSerializer,
+            400: error("A `node` the cycle does not have."),
+            404: error("No such cluster, or no such cycle in its timeline."),
+            409: error(
+                "The decision could not be replayed (`not_replayed`), or its cycle was stored without an "
+                "explanation (`no_explanation`: `details.reason` says why); `details.live` is its comparison."
+            ),
+        },
+    )
+    @action(detail=True, methods=["get"], url_path=r"cycles/(?P<seq>[0-9]+)/explain")
+    def cycle_explain(self, request: Request, pk: str | None = None, seq: str = "") -> Response:
+        """Why here? The decision's cycle explained when the worker replayed it, on the same state: the
+        winner against the runner-up and the cluster's node plugin by plugin, the rejected nodes by
+        reason, the checked fixes and suggestions (as a replay's explain answers), plus `live`."""
+        cluster = self.get_object()
+        row = LiveCycle.objects.select_related("nodeset").filter(cluster=cluster, seq=int(seq)).first()
+        if row is None:
+            raise ApiError(
+                f"no cycle {seq:.20} in this cluster's timeline", code="not_found", status_code=404
+            )
+        live = s.LiveComparisonSerializer(services.cycle_detail(row)).data
+        if row.payload is None:
+            raise ApiError(
+                f"cycle {row.seq} could not be replayed: {row.error or 'no record'}",
+                code="not_replayed",
+                details={"live": live},
+                status_code=409,
+            )
+        stored = row.explained()
+        if stored is None:
+            reason = row.explanation_error or "the cycle was stored without one"
+            raise ApiError(
+                f"cycle {row.seq} has no explanation: {reason}",
+                code="no_explanation",
+                details={"reason": reason, "live": live},
+                status_code=409,
+            )
+        try:
+            body = services.cycle_explanation(row, stored, request.query_params.getlist("node"))
+        except services.LiveError as exc:
+            raise _field_error(str(exc)) from None
+        return Response({**body, "live": live})
+
     @extend_schema(responses=s.DivergencesSerializer)
     @action(detail=True, methods=["get"])
     def divergences(self, request: Request, pk: str | None = None) -> Response:
@@ -318,7 +372,7 @@ class LiveClusterViewSet(
         recent = (
             LiveCycle.objects.filter(cluster=cluster)
             .exclude(agreement="match")
-            .defer("payload")
+            .defer("payload", "explanation")
             .order_by("-seq")[:50]
         )
         return Response(

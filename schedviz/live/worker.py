@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, TypeVar
 
 from django.db import OperationalError, connections
@@ -102,8 +103,11 @@ class Worker:
         retry_seconds: float = 10.0,
         timing: Timing | None = None,
         options: dict[str, Any] | None = None,
+        heartbeat_file: str | Path | None = None,
     ) -> None:
         self.id = worker_id or default_worker_id()
+        # touched after every tick that reached the database: a container health check reads its age
+        self.heartbeat_file = Path(heartbeat_file) if heartbeat_file else None
         self.cluster_ids = [str(c) for c in cluster_ids] if cluster_ids else None
         self.lease = timedelta(seconds=lease_seconds)
         self.checkpoint_seconds = checkpoint_seconds
@@ -122,6 +126,8 @@ class Worker:
                     self.tick()
                 except Exception:  # the database went away for a moment: try again next tick
                     log.exception("worker tick failed")
+                else:
+                    self._beat()
                 if max_seconds is not None and time.monotonic() - started >= max_seconds:
                     break
                 stop.wait(tick_seconds)
@@ -147,6 +153,14 @@ class Worker:
                 self._start(pk)
         for pk in list(self.running):
             self._report(pk)
+
+    def _beat(self) -> None:
+        if self.heartbeat_file is None:
+            return
+        try:
+            self.heartbeat_file.touch()
+        except OSError as exc:
+            log.warning("heartbeat file %s: %s", self.heartbeat_file, exc)
 
     def shutdown(self) -> None:
         for pk in list(self.running):

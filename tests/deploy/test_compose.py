@@ -1,6 +1,7 @@
-"""docker-compose.yml, checked by reading it and by running its web and worker commands without docker,
-against the machine's PostgreSQL and Redis: migrations, the ASGI server, a Celery worker that runs a
-replay submitted through the API, and every service's health check."""
+"""docker-compose.yml, checked by reading it and by running its web, worker and live commands without
+docker, against the machine's PostgreSQL and Redis: migrations, the ASGI server, a Celery worker that
+runs a replay submitted through the API, the live worker watching a cluster (the test API server) and
+stopping cleanly on SIGTERM, and every service's health check."""
 
 from __future__ import annotations
 
@@ -20,30 +21,48 @@ from typing import Any
 
 import pytest
 import yaml
+from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 PG = os.environ.get("SCHEDVIZ_TEST_PG", "postgres://postgres@127.0.0.1:5432")
 REDIS = os.environ.get("SCHEDVIZ_TEST_REDIS", "redis://127.0.0.1:6379/14")
 DB_NAME = f"schedviz_compose_test_{os.getpid()}"
+LIVE_HEARTBEAT = "/tmp/schedviz-live.heartbeat"
 
 
 def test_services_and_health_checks() -> None:
     services = COMPOSE["services"]
-    assert set(services) == {"postgres", "redis", "web", "worker"}
+    assert set(services) == {"postgres", "redis", "web", "worker", "live"}
     for name, svc in services.items():
         assert "healthcheck" in svc and svc["healthcheck"]["test"], name
-    for name in ("web", "worker"):
+    for name in ("web", "worker", "live"):
         env = services[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in env["DATABASE_URL"]
         assert env["REDIS_URL"].startswith("redis://redis:6379")
         assert "SECRET_KEY" in env and env["DEBUG"] == "false"
+        # the web tier encrypts the clusters' credentials, the live worker decrypts them: one key, required
+        assert env["SCHEDVIZ_ENCRYPTION_KEY"].startswith("${SCHEDVIZ_ENCRYPTION_KEY:?")
         deps = services[name]["depends_on"]
         assert deps["postgres"]["condition"] == deps["redis"]["condition"] == "service_healthy"
     web_cmd = " ".join(services["web"]["command"])
     assert web_cmd.index("migrate") < web_cmd.index("uvicorn schedviz.asgi:application")
     assert "celery -A schedviz worker" in " ".join(services["worker"]["command"])
+    assert services["live"]["depends_on"]["web"]["condition"] == "service_healthy"  # migrated first
     assert (ROOT / "Dockerfile").exists()
+
+
+def test_the_live_workers_command_and_health_check() -> None:
+    from django.core.management import load_command_class
+
+    live = COMPOSE["services"]["live"]
+    python, manage, name, *args = live["command"]
+    assert (python, manage, name) == ("python", "manage.py", "watch_clusters") and (ROOT / manage).exists()
+    opts = load_command_class("schedviz.live", name).create_parser("manage.py", name).parse_args(args)
+    assert opts.heartbeat_file == LIVE_HEARTBEAT
+    assert LIVE_HEARTBEAT in " ".join(live["healthcheck"]["test"])
+    # SIGTERM, then the grace period to checkpoint every cluster and release its lease
+    assert float(str(live["stop_grace_period"]).rstrip("s")) >= 20
 
 
 def _reachable(host: str, port: int) -> bool:
@@ -70,8 +89,10 @@ def _command(service: str, port: int | None = None) -> list[str]:
     return cmd
 
 
-def _health(service: str, env: dict[str, str], port: int) -> subprocess.CompletedProcess[str]:
-    test = COMPOSE["services"][service]["healthcheck"]["test"]
+def _health(
+    service: str, env: dict[str, str], port: int, heartbeat: str = LIVE_HEARTBEAT
+) -> subprocess.CompletedProcess[str]:
+    test = [t.replace(LIVE_HEARTBEAT, heartbeat) for t in COMPOSE["services"][service]["healthcheck"]["test"]]
     kind, *rest = test
     if kind == "CMD-SHELL":
         argv = ["sh", "-c", rest[0].replace("127.0.0.1:8000", f"127.0.0.1:{port}")]
@@ -108,6 +129,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DEBUG": "false",
         "SCHEDVIZ_DATA_DIR": str(data),
+        "SCHEDVIZ_ENCRYPTION_KEY": Fernet.generate_key().decode(),
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
     }
     env.pop("SCHEDVIZ_TASK_MODE", None)
@@ -192,3 +214,71 @@ def test_web_and_worker_run_a_replay(stack: dict[str, Any]) -> None:
 def test_health_checks_pass(stack: dict[str, Any], service: str) -> None:
     out = _health(service, stack["env"], stack["port"])
     assert out.returncode == 0, (service, out.stdout, out.stderr)
+
+
+@pytest.mark.deploy
+def test_the_live_worker_watches_a_cluster_and_stops_cleanly(stack: dict[str, Any], tmp_path: Path) -> None:
+    """The live service's command: it takes the lease of a cluster added through the API, replays and
+    explains a decision, passes its health check, and on SIGTERM releases the lease and checkpoints."""
+    from schedviz.live.testserver import TestApiServer
+    from tests.engine.builders import node, pod
+
+    def logs() -> str:
+        text: str = (Path(stack["data"]) / "live.log").read_text()
+        return text[-3000:]
+
+    token = _token(stack)
+    beat = str(tmp_path / "live.heartbeat")
+    cmd = [c.replace(LIVE_HEARTBEAT, beat) for c in _command("live")]
+    assert beat in cmd
+    with TestApiServer(token="deploy-test-token") as srv, open(stack["data"] / "live.log", "w") as log:
+        srv.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
+        srv.create(node("small", cpu="2"))
+        srv.create(node("large", cpu="8"))
+        srv.create(pod("web", cpu="1"))
+        cluster = _call(
+            stack,
+            "POST",
+            "/api/v1/clusters/",
+            token,
+            {"source": "kubeconfig", "kubeconfig_text": yaml.safe_dump(srv.kubeconfig()), "name": "deploy"},
+        )
+        path = f"/api/v1/clusters/{cluster['id']}/"
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=stack["env"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                assert proc.poll() is None, logs()
+                cluster = _call(stack, "GET", path, token)
+                if cluster["worker"]["alive"] and cluster["status"] == "watching":
+                    break
+                time.sleep(0.3)
+            else:
+                pytest.fail(f"the live worker never watched the cluster: {cluster}\n{logs()}")
+            assert cluster["worker"]["id"]
+            deadline = time.monotonic() + 10
+            while not os.path.exists(beat):  # touched after each tick: every second
+                assert time.monotonic() < deadline, f"no heartbeat file\n{logs()}"
+                time.sleep(0.1)
+            out = _health("live", stack["env"], stack["port"], heartbeat=beat)
+            assert out.returncode == 0, (out.stdout, out.stderr)
+            srv.bind("default", "web", "small")
+            deadline = time.monotonic() + 60
+            while _call(stack, "GET", f"{path}cycles/", token)["count"] < 1:
+                assert time.monotonic() < deadline, logs()
+                time.sleep(0.3)
+            ex = _call(stack, "GET", f"{path}cycles/1/explain/", token)
+            assert ex["pod"] == "default/web" and ex["live"]["actual"]["node"] == "small"
+            assert ex["winner"]["node"] == ex["live"]["replay"]["node"] and ex["kind"] == "Explanation"
+            os.killpg(proc.pid, signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0, logs()
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+    stopped = _call(stack, "GET", path, token)
+    assert stopped["worker"] == {**stopped["worker"], "id": "", "alive": False}
+    assert stopped["status"] == "stopped" and stopped["checkpoint_at"]
+    assert "stopped" in logs()

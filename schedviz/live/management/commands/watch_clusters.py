@@ -44,6 +44,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--max-seconds", type=float, default=None, help="stop after this many seconds (demos, tests)"
         )
+        parser.add_argument(
+            "--heartbeat-file",
+            default="",
+            help="touch this file after every tick that reached the database (for a health check)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         stop = threading.Event()
@@ -59,6 +64,7 @@ class Command(BaseCommand):
             cluster_ids=opts["cluster"] or None,
             lease_seconds=opts["lease_seconds"],
             checkpoint_seconds=opts["checkpoint_seconds"],
+            heartbeat_file=opts["heartbeat_file"] or None,
         )
         self.stdout.write(f"worker {worker.id}: watching clusters (Ctrl-C to stop)")
         worker.run(stop, tick_seconds=opts["tick_seconds"], max_seconds=opts["max_seconds"])
