@@ -131,9 +131,9 @@ class SnapshotViewSet(
 
     def get_queryset(self) -> QuerySet[Any]:
         qs = super().get_queryset()
-        if self.action in ("list", "retrieve"):
-            qs = qs.defer("objects_blob", "summary_blob")  # megabytes per row that these never show
-        return qs
+        # megabytes per row: the listings and details never show them, and the summary is read (once per
+        # process) only when its decoded copy is not cached
+        return qs.defer("objects_blob", "summary_blob")
 
     @extend_schema(responses={204: None, 403: FORBIDDEN})
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 import zlib
+from collections import OrderedDict
 from typing import Any
 
 from django.db import models
@@ -19,6 +21,36 @@ def pack(value: Any) -> bytes:
 
 def unpack(blob: bytes | memoryview) -> Any:
     return json.loads(zlib.decompress(bytes(blob)))
+
+
+class _SummaryCache:
+    """Decoded snapshot summaries, shared by the requests of a process (LRU, a few entries).
+
+    A stored snapshot's summary never changes, and decoding a large one costs tens of milliseconds:
+    pages of its nodes, pods and objects read the same decoded summary.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self.lock:
+            value = self.items.get(key)
+            if value is not None:
+                self.items.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+
+_summaries = _SummaryCache(8)
 
 
 class Snapshot(Owned):
@@ -51,7 +83,12 @@ class Snapshot(Owned):
         return value
 
     def summary(self) -> dict[str, Any]:
-        value: dict[str, Any] = unpack(self.summary_blob)
+        """The snapshot's summary, decoded once per process: shared, so callers must not change it."""
+        key = f"{self.pk}:{self.content_hash}"
+        value = _summaries.get(key)
+        if value is None:
+            value = unpack(self.summary_blob)  # loaded now when the query deferred it
+            _summaries.put(key, value)
         return value
 
     def engine_snapshot(self) -> Any:

@@ -6,11 +6,12 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from channels.auth import AuthMiddlewareStack
-from channels.db import database_sync_to_async
 from channels.middleware import BaseMiddleware
 
+from schedviz.streaming.db import stream_db
 
-@database_sync_to_async
+
+@stream_db
 def _user_for_token(raw: str) -> Any:
     from schedviz.accounts.models import ApiToken, hash_token
 

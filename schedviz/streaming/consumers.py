@@ -12,10 +12,10 @@ from collections import OrderedDict
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from schedviz.streaming.controls import PlaybackControls
+from schedviz.streaming.db import stream_db
 
 from .protocol import TOP_K_DEFAULT, TOP_K_MAX, Position, cycle_messages, node_messages, parse_position
 from .publish import group
@@ -30,7 +30,7 @@ CLOSE_NOT_FOUND = 4404
 CLOSE_BAD_REQUEST = 4400
 
 
-@database_sync_to_async
+@stream_db
 def _load_replay(replay_id: str, user: Any) -> Any:
     from django.core.exceptions import ValidationError
 
@@ -43,13 +43,13 @@ def _load_replay(replay_id: str, user: Any) -> Any:
         return None
 
 
-@database_sync_to_async
+@stream_db
 def _refresh(replay: Any) -> Any:
     replay.refresh_from_db(fields=["status", "attempt", "cycles_done", "cycles_total", "reason"])
     return replay
 
 
-@database_sync_to_async
+@stream_db
 def _node_names(replay: Any) -> list[str]:
     names: list[str] = replay.node_names()
     if not names:
@@ -99,7 +99,7 @@ class _MessageCache:
 _cache = _MessageCache(int(os.environ.get("SCHEDVIZ_STREAM_CACHE_BYTES", str(64 * 1024 * 1024))))
 
 
-@database_sync_to_async
+@stream_db
 def _cycles(
     replay_id: Any, attempt: int, after_cycle: int, upto: int | None, limit: int, topk: int
 ) -> list[tuple[int, bytes | None]]:
@@ -120,7 +120,7 @@ def _cycles(
     return [(q, payloads.get(q)) for q in seqs]
 
 
-@database_sync_to_async
+@stream_db
 def _payload(replay_id: Any, attempt: int, seq: int) -> bytes:
     from schedviz.replays.models import Cycle
 
