@@ -155,7 +155,7 @@ REST_FRAMEWORK = {
         "uploads": os.environ.get("SCHEDVIZ_UPLOAD_RATE", "60/hour"),
         "user": os.environ.get("SCHEDVIZ_API_RATE", "10000/hour"),
     },
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["schedviz.api.throttling.UserRateThrottle"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 SPECTACULAR_SETTINGS = {
@@ -170,7 +170,18 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The rate-limit counters: in Redis when there is one, so that every web process counts the same
+# requests (short timeouts: an unreachable cache lets requests through, schedviz/api/throttling.py).
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": os.environ.get("SCHEDVIZ_CACHE_URL", REDIS_URL),
+        "KEY_PREFIX": "schedviz",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    }
+    if os.environ.get("SCHEDVIZ_CACHE_URL", REDIS_URL)
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
 
 # Upload limits (bytes, counts); see schedviz/ingestion/parsing.py Limits.from_env.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("SCHEDVIZ_MAX_UPLOAD_BYTES", 50 * 1024 * 1024) + 1024 * 1024

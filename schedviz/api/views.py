@@ -15,10 +15,10 @@ from rest_framework.generics import get_object_or_404
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 
 from schedviz.accounts.models import ApiToken
 from schedviz.accounts.ownership import visible
+from schedviz.api.throttling import ScopedRateThrottle
 from schedviz.engine.errors import ConfigError, InputError
 from schedviz.engine.trace import RESULTS
 from schedviz.ingestion.models import Snapshot

@@ -13,10 +13,10 @@ from rest_framework import mixins, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 
 from schedviz.api.errors import ApiError
 from schedviz.api.schema import error
+from schedviz.api.throttling import ScopedRateThrottle
 from schedviz.api.views import FORBIDDEN, OwnedViewSet, _choice, _field_error, _user
 from schedviz.replays.pages import NodeQuery, cycle_page
 

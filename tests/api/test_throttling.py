@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
 from typing import Any
 
+import pytest
 from rest_framework.test import APIClient
 
 from schedviz.ingestion.models import Snapshot
@@ -39,3 +45,77 @@ def test_the_general_rate_applies_to_everything_else(api: APIClient, throttle_ra
     assert api.get("/api/v1/replays/").status_code == 200
     r = api.get("/api/v1/tokens/")
     assert error_of(r, 429)["code"] == "throttled" and int(r["Retry-After"]) <= 60
+
+
+REDIS_TEST_URL = os.environ.get("SCHEDVIZ_TEST_REDIS_CACHE", "redis://127.0.0.1:6379/14")
+
+
+def _redis_cache(url: str) -> dict[str, Any]:
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "schedviz-test",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+
+
+def test_counts_are_shared_by_every_process_through_redis(
+    api: APIClient, alice: Any, throttle_rates: dict[str, Any], settings: Any
+) -> None:
+    import redis
+
+    client = redis.Redis.from_url(REDIS_TEST_URL)
+    try:
+        client.ping()
+    except redis.ConnectionError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("Redis not running")
+    client.flushdb()
+    settings.CACHES = _redis_cache(REDIS_TEST_URL)
+    throttle_rates["user"] = "3/minute"
+    assert api.get("/api/v1/snapshots/").status_code == 200
+    assert api.get("/api/v1/replays/").status_code == 200
+    # the history is in Redis, where another web process reads and adds to it ...
+    keys = [k for k in client.keys("*") if b"throttle_user_" in k]
+    assert len(keys) == 1 and str(alice.pk).encode() in keys[0]
+    from django.core.cache import cache
+
+    key = keys[0].decode().split(":", 2)[-1]
+    history = cache.get(key)
+    assert isinstance(history, list) and len(history) == 2
+    cache.set(key, [history[0], *history], 60)  # ... a request served by another process
+    r = api.get("/api/v1/tokens/")
+    assert error_of(r, 429)["code"] == "throttled"
+    client.flushdb()
+
+
+def test_an_unreachable_cache_lets_requests_through(
+    api: APIClient, throttle_rates: dict[str, Any], settings: Any
+) -> None:
+    with socket.socket() as s:  # a port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings.CACHES = _redis_cache(f"redis://127.0.0.1:{port}/0")
+    throttle_rates["user"] = "1/minute"
+    t0 = time.monotonic()
+    for _ in range(3):
+        assert api.get("/api/v1/snapshots/").status_code == 200
+    assert time.monotonic() - t0 < 10
+
+
+def test_the_cache_is_redis_when_there_is_one() -> None:
+    code = "from django.conf import settings; import django; django.setup(); print(settings.CACHES['default']['BACKEND'])"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "schedviz.settings"}
+    env.pop("SCHEDVIZ_CACHE_URL", None)
+    with_redis = {**env, "REDIS_URL": "redis://127.0.0.1:6379/3"}
+    without = {k: v for k, v in env.items() if k != "REDIS_URL"}
+    run = [sys.executable, "-c", code]
+    assert subprocess.run(run, env=with_redis, capture_output=True, text=True, check=True).stdout.strip() == (
+        "django.core.cache.backends.redis.RedisCache"
+    )
+    assert subprocess.run(run, env=without, capture_output=True, text=True, check=True).stdout.strip() == (
+        "django.core.cache.backends.locmem.LocMemCache"
+    )
