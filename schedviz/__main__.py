@@ -2,4 +2,5 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not in the child processes that `multiprocessing` spawns
+    sys.exit(main())

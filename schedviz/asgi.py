@@ -12,11 +12,12 @@ django_asgi = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from schedviz.streaming.auth import BrowserOriginValidator, stack  # noqa: E402
+from schedviz.streaming.qos import HttpFirst  # noqa: E402
 from schedviz.streaming.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi,
+        "http": HttpFirst(django_asgi),
         "websocket": BrowserOriginValidator(stack(URLRouter(websocket_urlpatterns))),
     }
 )

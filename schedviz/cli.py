@@ -104,7 +104,7 @@ def _load(args: argparse.Namespace) -> int:
         r = run(
             args.url, token, clients=args.clients, api_rps=args.api_rps, duration=args.duration,
             nodes=args.nodes, pods=args.pods, replay=args.replay, pids=main_pids(args.pid or []),
-            p95_ms=args.p95_ms,
+            p95_ms=args.p95_ms, processes=args.processes,
         )
     except (LoadError, OSError) as exc:
         raise SchedVizError(f"load: {exc}") from None
@@ -402,6 +402,9 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("--replay", help="watch this existing replay instead of creating one")
     ld.add_argument("--pid", action="append", help="a server process whose memory to sample (repeatable)")
     ld.add_argument("--p95-ms", type=float, default=300, help="the API p95 latency to pass (default 300)")
+    ld.add_argument(
+        "--processes", type=int, help="client processes for the websockets (default: one per 50 clients, at most 4)"
+    )
     ld.add_argument("--output", metavar="FILE", help="also write the results as JSON")
     ld.add_argument("--json", action="store_true")
     ld.set_defaults(func=_load)

@@ -27,14 +27,16 @@ import contextlib
 import http.client
 import io
 import json
+import multiprocessing
 import os
 import random
+import re
 import statistics
 import threading
 import time
 import urllib.parse
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,6 +151,25 @@ def _next_pos(pos: tuple[int, int], parts: dict[int, int]) -> tuple[int, int] | 
     return (c, p + 1) if p + 1 < n else (c + 1, 0)
 
 
+_TAIL = re.compile(r'"pos":\[(\d+),(\d+)\]\}$')
+
+
+def _cycle_part(raw: str | bytes) -> tuple[str, list[int]] | None:
+    """(type, pos) of a cycle's message, read from its ends without parsing the whole message (the
+    server writes ``type`` first and ``pos`` last): a client receiving thousands of messages a second
+    spends its time on the positions, not on decoding verdicts. None for anything else."""
+    if not isinstance(raw, str) or not raw.startswith('{"type":"'):
+        return None
+    end = raw.find('"', 9)
+    m = _TAIL.search(raw, max(0, len(raw) - 40))
+    if end < 0 or m is None:
+        return None
+    kind = raw[9:end]
+    if kind in ("hello", "status", "end", "error"):
+        return None
+    return kind, [int(m.group(1)), int(m.group(2))]
+
+
 async def _stream(
     ws_url: str,
     after: tuple[int, int] | None,
@@ -170,9 +191,14 @@ async def _stream(
         while True:
             remaining = deadline + 120 - time.monotonic()  # a stream in progress may finish late
             raw = await asyncio.wait_for(ws.recv(), timeout=max(5.0, min(remaining, 120.0)))
-            msg = json.loads(raw)
             st.messages += 1
-            kind = msg.get("type")
+            head = _cycle_part(raw)
+            msg: dict[str, Any]
+            if head is not None:
+                kind, msg = head[0], {"pos": head[1]}
+            else:
+                msg = json.loads(raw)
+                kind = str(msg.get("type"))
             if "pos" in msg:
                 pos = (int(msg["pos"][0]), int(msg["pos"][1]))
                 if first:
@@ -385,6 +411,59 @@ def _pct(values: list[float], q: float) -> float | None:
     return round(s[min(len(s) - 1, int(q * len(s)))], 1)
 
 
+def _ws_process(
+    ws_url: str, clients: int, deadline: float, seed: int, total_hint: int | None, nice: int = 0
+) -> StreamStats:
+    """One client process: ``clients`` watchers on one event loop (``deadline`` is CLOCK_MONOTONIC,
+    which every process of the machine shares). ``nice`` lowers its priority, so that on a machine it
+    shares with the server the process timing the API requests is not kept waiting by its siblings."""
+    if nice:
+        os.nice(nice)
+    st = StreamStats()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        total: asyncio.Future[int] = loop.create_future()
+        if total_hint is not None:
+            total.set_result(total_hint)
+        rng = random.Random(seed)
+        await asyncio.gather(
+            *(_watcher(ws_url, st, deadline, total, random.Random(rng.random())) for _ in range(clients))
+        )
+
+    asyncio.run(main())
+    return st
+
+
+def _api_process(
+    url: str, token: str, ids: dict[str, Any], pending: int, rps: float, deadline: float
+) -> ApiStats:
+    st = ApiStats()
+    _api_load(_Http(url, token), ids, pending, rps, deadline, st, threading.Event())
+    return st
+
+
+def _merge_streams(parts: list[StreamStats]) -> StreamStats:
+    out = StreamStats()
+    for st in parts:
+        out.streams += st.streams
+        out.resumes += st.resumes
+        out.messages += st.messages
+        out.cycles += st.cycles
+        out.gaps += st.gaps
+        out.duplicates += st.duplicates
+        out.errors += st.errors
+        out.reconnects += st.reconnects
+        out.drops += st.drops
+        out.last_seq = max(out.last_seq, st.last_seq)
+        out.first_message_s += st.first_message_s
+        for seq, n in st.parts.items():
+            known = out.parts.setdefault(seq, n)
+            if known != n:  # every client must see the same messages for a cycle
+                out.errors.append(f"cycle {seq}: {n} parts in one client process, {known} in another")
+    return out
+
+
 def run(
     url: str,
     token: str,
@@ -399,7 +478,12 @@ def run(
     p95_ms: float = 300,
     memory_growth: float = 0.25,
     seed: int = 1,
+    processes: int | None = None,
+    client_nice: int = 5,
 ) -> dict[str, Any]:
+    """The load run. The websocket clients run in ``processes`` processes (default: one per 50
+    clients, at most 4; at ``client_nice``) and the API requests in one more, so that a client's own
+    work (thousands of messages a second) does not delay the requests it times."""
     http_ = _Http(url, token)
     if replay:
         r = http_.json("GET", f"/api/v1/replays/{replay}/")
@@ -409,37 +493,30 @@ def run(
     ws_base = url.replace("https://", "wss://").replace("http://", "ws://").rstrip("/")
     ws_url = f"{ws_base}/ws/replays/{ids['replay']}/?token={urllib.parse.quote(token)}"
     pids = pids or []
+    nproc = max(1, min(clients, processes or min(4, -(-clients // 50))))
     t0 = time.monotonic()
     deadline = t0 + duration
-    stream = StreamStats()
-    api = ApiStats()
     samples: dict[int, list[tuple[float, int]]] = {}
     stop = threading.Event()
     sampler = threading.Thread(target=_sample_memory, args=(pids, samples, stop, t0), daemon=True)
     sampler.start()
-    api_thread = threading.Thread(
-        target=_api_load,
-        args=(http_, ids, int(ids["pending"] or 1), api_rps, deadline, api, stop),
-        daemon=True,
-    )
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        total: asyncio.Future[int] = loop.create_future()
-        rng = random.Random(seed)
-        tasks = [
-            asyncio.create_task(_watcher(ws_url, stream, deadline, total, random.Random(rng.random())))
-            for _ in range(clients)
-        ]
-        api_thread.start()
-        await asyncio.gather(*tasks)
-
+    rng = random.Random(seed)
+    shares = [clients // nproc + (1 if i < clients % nproc else 0) for i in range(nproc)]
+    ctx = multiprocessing.get_context("spawn")
     try:
-        asyncio.run(main())
+        with ProcessPoolExecutor(max_workers=nproc + 1, mp_context=ctx) as pool:
+            api_future = pool.submit(
+                _api_process, url, token, ids, int(ids["pending"] or 1), api_rps, deadline
+            )
+            ws_futures = [
+                pool.submit(_ws_process, ws_url, n, deadline, rng.randrange(2**31), None, client_nice)
+                for n in shares
+                if n > 0
+            ]
+            stream = _merge_streams([f.result() for f in ws_futures])
+            api = api_future.result()
     finally:
         stop.set()
-        if api_thread.is_alive():
-            api_thread.join(timeout=120)
         sampler.join(timeout=5)
     elapsed = time.monotonic() - t0
     final = http_.json("GET", f"/api/v1/replays/{ids['replay']}/")
@@ -463,6 +540,7 @@ def run(
         "nodes": ids.get("nodes"),
         "cycles": stream.last_seq,
         "clients": clients,
+        "clientProcesses": nproc,
         "durationSeconds": round(elapsed, 1),
         "streams": {
             "complete": stream.streams,

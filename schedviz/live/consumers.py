@@ -27,6 +27,7 @@ from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from schedviz.streaming import qos
 from schedviz.streaming.controls import PlaybackControls
 from schedviz.streaming.db import stream_db
 from schedviz.streaming.protocol import (
@@ -238,6 +239,7 @@ class LiveClusterConsumer(PlaybackControls, AsyncWebsocketConsumer):
     async def _send_cycle(
         self, seq: int, payload: bytes | None, nodeset: int | None, live: dict[str, Any]
     ) -> None:
+        await qos.turn()
         start = self.after
         for msg in live_messages(seq, payload, live, self.topk):
             pos = (msg["pos"][0], msg["pos"][1])

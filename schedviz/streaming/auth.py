@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.auth import AuthMiddlewareStack
+from channels.auth import AuthMiddleware
 from channels.middleware import BaseMiddleware
+from channels.sessions import CookieMiddleware
 
 from schedviz.streaming.db import stream_db
 
@@ -42,8 +43,28 @@ class TokenAuthMiddleware(BaseMiddleware):
         return await super().__call__(scope, receive, send)
 
 
+class SessionReader(BaseMiddleware):
+    """The browser's session (from its cookie), for reading who the user is.
+
+    Channels' own session middleware wraps every message the consumer sends, to save a session the
+    consumer changed; SchedViz's websockets never change the session, and a stream sends thousands
+    of messages a second, so the session is only read, and ``send`` is passed through untouched.
+    """
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        from importlib import import_module
+
+        from django.conf import settings
+
+        store = import_module(settings.SESSION_ENGINE).SessionStore
+        key = scope.get("cookies", {}).get(settings.SESSION_COOKIE_NAME)
+        return await super().__call__(dict(scope, session=store(key)), receive, send)
+
+
 def stack(inner: Any) -> Any:
-    return AuthMiddlewareStack(TokenAuthMiddleware(inner))
+    """Cookies, the session read, the user (session or token): ``AuthMiddlewareStack`` without the
+    per-message session wrapper."""
+    return CookieMiddleware(SessionReader(AuthMiddleware(TokenAuthMiddleware(inner))))
 
 
 class BrowserOriginValidator:

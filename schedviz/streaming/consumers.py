@@ -14,6 +14,7 @@ from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from schedviz.streaming import qos
 from schedviz.streaming.controls import PlaybackControls
 from schedviz.streaming.db import stream_db
 
@@ -300,6 +301,7 @@ class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):
                 payload = await _payload(self.replay.pk, attempt, seq)
             encoded = _encoded(payload, self.topk)
             _cache.put(key, encoded)
+        await qos.turn()
         start = self.after
         for pos, text in encoded:
             if pos <= start:
