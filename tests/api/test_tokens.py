@@ -90,3 +90,27 @@ def test_session_authentication_for_the_browser(alice: User) -> None:
     # unsafe methods need the CSRF token, as for any session-authenticated form
     r = c.post("/api/v1/tokens/", {"name": "from-browser"}, format="json")
     assert r.status_code == 403 and "CSRF" in r.json()["error"]["message"]
+
+
+def test_last_used_is_kept_to_the_minute_without_a_write_per_request(api: APIClient) -> None:
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    body = api.post("/api/v1/tokens/", {"name": "busy"}, format="json").json()
+    client = token_client(body["token"])
+
+    def updates() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get("/api/v1/replays/").status_code == 200
+        return sum(q["sql"].startswith("UPDATE") for q in ctx.captured_queries)
+
+    assert updates() == 1  # first use
+    first = ApiToken.objects.get(pk=body["id"]).last_used
+    assert first is not None
+    assert [updates() for _ in range(3)] == [0, 0, 0]  # the same minute
+    ApiToken.objects.filter(pk=body["id"]).update(last_used=first - timedelta(seconds=61))
+    assert updates() == 1
+    later = ApiToken.objects.get(pk=body["id"]).last_used
+    assert later is not None and later >= first
