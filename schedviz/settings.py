@@ -51,7 +51,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "schedviz.api.middleware.SecurityHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "schedviz.api.middleware.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -92,9 +92,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # an unreachable server fails a request in seconds (a 503), instead of hanging it
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5)
-    )
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options.setdefault("connect_timeout", env_int("DATABASE_CONNECT_TIMEOUT", 5))
+    # A pool of connections per process (Django's, on psycopg_pool): under ASGI each request runs on
+    # a thread of its own, so without it every request would open (and close) a connection. A request
+    # that waits longer than DATABASE_POOL_TIMEOUT for one (the server away, or every connection
+    # busy) fails with a 503. DATABASE_POOL_MAX_SIZE=0 turns pooling off (then DATABASE_CONN_MAX_AGE).
+    _pool_max = env_int("DATABASE_POOL_MAX_SIZE", 20)
+    if _pool_max > 0 and not DATABASES["default"].get("CONN_MAX_AGE"):
+        _options["pool"] = {
+            "min_size": min(env_int("DATABASE_POOL_MIN_SIZE", 2), _pool_max),
+            "max_size": _pool_max,
+            "timeout": env_int("DATABASE_POOL_TIMEOUT", max(5, int(_options["connect_timeout"]) + 2)),
+            "max_idle": 300,
+        }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [

@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.deprecation import MiddlewareMixin
+from whitenoise.middleware import WhiteNoiseMiddleware
 
 log = logging.getLogger(__name__)
 
@@ -55,16 +59,68 @@ def content_security_policy(request: HttpRequest) -> str:
     return "; ".join(CSP).replace("{ws}", ws if host else "").replace("'self' ;", "'self';")
 
 
-class SecurityHeadersMiddleware:
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
+# Every middleware of the site can run asynchronously: under ASGI a request then goes from the event
+# loop to its view's thread and back once, instead of through several hand-overs between the loop
+# and threads (each one a wait for a loop that may be busy streaming).
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
+
+class SecurityHeadersMiddleware:
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self._acall(request)
+        return self._headers(request, self.get_response(request))
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        return self._headers(request, await self.get_response(request))
+
+    @staticmethod
+    def _headers(request: HttpRequest, response: HttpResponse) -> HttpResponse:
         response.headers.setdefault("Content-Security-Policy", content_security_policy(request))
         response.headers.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
         response.headers.setdefault("Cross-Origin-Resource-Policy", "same-origin")
         return response
+
+
+class StaticFilesMiddleware(WhiteNoiseMiddleware):  # type: ignore[misc]
+    """WhiteNoise (the built explorer and the static files), runnable asynchronously too."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any], *args: Any, **kwargs: Any) -> None:
+        super().__init__(get_response, *args, **kwargs)
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self._acall(request)
+        return super().__call__(request)
+
+    def _static(self, request: HttpRequest) -> Any:
+        if self.autorefresh:
+            return self.find_file(request.path_info)
+        return self.files.get(request.path_info)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        static_file = (
+            await sync_to_async(self._static)(request) if self.autorefresh else self._static(request)
+        )
+        if static_file is not None:
+            response: HttpResponse = await sync_to_async(self.serve)(static_file, request)
+            return response
+        get_response: Callable[[HttpRequest], Awaitable[HttpResponse]] = self.get_response
+        return await get_response(request)
 
 
 def is_unavailable(exc: BaseException | None) -> bool:
@@ -96,14 +152,8 @@ def unavailable_response(request: HttpRequest) -> HttpResponse:
     return response
 
 
-class DatabaseUnavailableMiddleware:
+class DatabaseUnavailableMiddleware(MiddlewareMixin):
     """A view that failed because the database is unreachable answers 503, not 500."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if is_unavailable(exception):
