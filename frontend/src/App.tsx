@@ -1,19 +1,18 @@
 import { useEffect } from "react";
-import { Link, Navigate, NavLink, Route, Routes, useLocation, useParams } from "react-router-dom";
+import { Link, Navigate, NavLink, Route, Routes, useLocation } from "react-router-dom";
 import { readCookie } from "./api/client";
 import { ComparePage } from "./pages/ComparePage";
 import { ConfigPage } from "./pages/ConfigPage";
 import { ExplainPage } from "./pages/ExplainPage";
+import { LiveClusterPage } from "./pages/LiveClusterPage";
+import { LiveClustersPage } from "./pages/LiveClustersPage";
+import { LiveCyclePage } from "./pages/LiveCyclePage";
+import { LiveExplainPage } from "./pages/LiveExplainPage";
 import { ReplayPage } from "./pages/ReplayPage";
 import { ReplaysPage } from "./pages/ReplaysPage";
 import { SnapshotPage } from "./pages/SnapshotPage";
 import { SnapshotsPage } from "./pages/SnapshotsPage";
 import { TimelinePage } from "./pages/TimelinePage";
-
-function LiveRedirect() {
-  const { id } = useParams();
-  return <Navigate to={`/replays/${id}`} replace />;
-}
 
 function NotFound() {
   return (
@@ -78,8 +77,10 @@ export function App() {
           <Route path="/snapshots" element={<SnapshotsPage />} />
           <Route path="/snapshots/:id" element={<SnapshotPage />} />
           <Route path="/replays" element={<ReplaysPage />} />
-          <Route path="/live" element={<ReplaysPage live />} />
-          <Route path="/live/:id" element={<LiveRedirect />} />
+          <Route path="/live" element={<LiveClustersPage />} />
+          <Route path="/live/:id" element={<LiveClusterPage />} />
+          <Route path="/live/:id/cycles/:seq" element={<LiveCyclePage />} />
+          <Route path="/live/:id/cycles/:seq/why" element={<LiveExplainPage />} />
           <Route path="/replays/:id" element={<ReplayPage />} />
           <Route path="/replays/:id/cycles/:seq" element={<ReplayPage />} />
           <Route path="/replays/:id/pods/:ns/:name" element={<ExplainPage />} />

@@ -39,11 +39,12 @@ import stat
 import tarfile
 import zipfile
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
@@ -585,6 +586,10 @@ class _TooManyNodes(Exception):
     """The upload's YAML node budget is spent."""
 
 
+class _TooManyObjects(Exception):
+    """A JSON text holds more Kubernetes objects than ``Limits.max_objects``, counted before it is built."""
+
+
 class _BadInput(Exception):
     """A refused construct in a document, with its 1-based position when known."""
 
@@ -633,16 +638,59 @@ def _too_deep(limit: int) -> str:
     return f"nesting deeper than {limit} levels"
 
 
-# A JSON string (the unrolled form of "(?:[^"\\]|\\.)*", linear and fast in Python's re).
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+def _too_many_objects(limit: int) -> str:
+    return f"more than {limit} objects, the limit"
+
+
+# A JSON string (the unrolled form of "(?:[^"\\]|\\.)*", linear and fast in Python's re). Strings are
+# taken out of the text as str, not bytes: bytes.join would take a buffer record (80 bytes) for each of
+# the pieces left between them.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
 _BRACKET_STEP = np.zeros(256, dtype=np.int32)
 _BRACKET_STEP[[ord("["), ord("{")]] = 1
 _BRACKET_STEP[[ord("]"), ord("}")]] = -1
+_OPEN_ARRAY, _OPEN_OBJECT = b"[{"
+_LEVEL_SLICE = _CHUNK * 4  # codes per cumulative sum: keeps the sums small
 # Numbers a float may not hold (they would silently become infinity): a positive exponent of three or
 # more digits, or 309+ digits in a row; found by substring search once digits all read "9".
 _DIGITS_AS_NINES = bytes.maketrans(b"0123456789E", b"9999999999e")
 _HUGE_MARKS = (b"e999", b"e+999", b"9" * 309)
+
+# The strings of a JSON text as _JSON_STRING finds them, except that three kinds of member leave one
+# byte behind, a marker (a byte valid JSON never has outside strings):
+# - "kind" with a string value ending with "List" leaves the "L" of it ("ist" is taken next);
+# - "kind" with a string value holding a \u escape (it may spell "List") leaves the escape's backslash
+#   (the rest of the value is taken next);
+# - "items" with an array value leaves the "m" of its key ("s" is taken next).
+# The key "kind" is recognised however it is spelt (each letter as itself or as a \u escape); other
+# spellings of "items" are not (those arrays are not counted). Other strings go with the string value
+# a key has and the bytes up to the next string or bracket (fewer, longer matches).
+_STRING_REST = r'[^"\\]*(?:\\.[^"\\]*)*'
+_COLON = r"[ \t\n\r]*:[ \t\n\r]*"  # with JSON's whitespace around it
+_LIST_VALUE = "".join((r"(?=(?>", _STRING_REST, r')(?<=List)")', _STRING_REST, r'(?=List")'))
+_ESCAPED_VALUE = r'(?>[^"\\]*(?:\\[^u][^"\\]*)*)(?=\\u)'
+_KIND_MEMBER = "".join(  # after the first letter of "kind"
+    (r'(?:i|\\u0069)(?:n|\\u006[eE])(?:d|\\u0064)"', _COLON, '"(?:', _LIST_VALUE, "|", _ESCAPED_VALUE, ")")
+)
+_OTHER_STRING = "".join((_STRING_REST, '"(?:', _COLON, '"', _STRING_REST, r'")?[^"\[\]{}]*'))
+_MARKED_STRING = re.compile(
+    "|".join(
+        (
+            '"(?:k' + _KIND_MEMBER,
+            r"\\u006[bB]" + _KIND_MEMBER,
+            'ite(?=ms"' + _COLON + r"\[)",
+            _OTHER_STRING + ")",
+            'ist"',
+            's"',
+            "u[0-9a-fA-F]{4}" + _STRING_REST + '"',
+        )
+    )
+)
+_LIST_KIND, _ITEMS_KEY = b"Lm"
+_TOP_LEVEL_ARRAY = re.compile(r"[ \t\n\r]*\[")
+_NOT_MARKED_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{}L\\m")
+_Codes = npt.NDArray[np.uint8]
 
 
 @dataclass(frozen=True)
@@ -652,23 +700,45 @@ class JsonShape:
     depth: int  # deepest nesting of arrays and objects
     values: int  # about how many values (containers and scalars)
     huge_numbers: bool  # a number that may not fit a float
+    # at most how many Kubernetes objects json_objects can find: the objects in a top-level array,
+    # or two levels down in a top-level object, less one
+    candidates: int = 0
+
+
+def _levels(codes: _Codes) -> Iterator[tuple[_Codes, npt.NDArray[np.int32], npt.NDArray[np.int64]]]:
+    """Brackets (and markers) in slices: each slice, the step of each code (+1 opens, -1 closes, 0 for a
+    marker) and the nesting level after it."""
+    depth = 0
+    for start in range(0, len(codes), _LEVEL_SLICE):
+        chunk = codes[start : start + _LEVEL_SLICE]
+        steps = _BRACKET_STEP[chunk]
+        levels = np.cumsum(steps, dtype=np.int64) + depth
+        depth = int(levels[-1])
+        yield chunk, steps, levels
+
+
+def _element_level(codes: _Codes) -> int:
+    """The nesting level inside an object that is an element of the top-level array (2), or of an array
+    in the top-level object (3); 0 when the text is neither an array nor an object."""
+    first = int(codes[0]) if len(codes) else 0
+    return 2 if first == _OPEN_ARRAY else 3 if first == _OPEN_OBJECT else 0
 
 
 def json_shape(text: str) -> JsonShape:
     """Depth, value count and huge numbers of a JSON text, without building it. Exact for valid JSON."""
-    bare = _JSON_STRING.sub(b"", text.encode("utf-8"))
+    bare = _JSON_STRING.sub("", text).encode("utf-8")
     structure = bare.translate(None, _NOT_STRUCTURE)
     codes = np.frombuffer(structure.translate(None, b","), dtype=np.uint8)
-    depth = deepest = 0
-    step = _CHUNK * 4  # chunks keep the cumulative sums small
-    for start in range(0, len(codes), step):
-        levels = np.cumsum(_BRACKET_STEP[codes[start : start + step]], dtype=np.int64) + depth
+    level = _element_level(codes)
+    deepest = elements = 0
+    for chunk, _, levels in _levels(codes):
         deepest = max(deepest, int(levels.max()))
-        depth = int(levels[-1])
+        if level:
+            elements += int(np.count_nonzero((chunk == _OPEN_OBJECT) & (levels == level)))
     opens = structure.count(b"[") + structure.count(b"{")
     nines = bare.translate(_DIGITS_AS_NINES)
     huge = any(mark in nines for mark in _HUGE_MARKS)
-    return JsonShape(deepest, structure.count(b",") + opens + 1, huge)
+    return JsonShape(deepest, structure.count(b",") + opens + 1, huge, max(0, elements - 1))
 
 
 def json_depth(text: str) -> int:
@@ -676,14 +746,74 @@ def json_depth(text: str) -> int:
     return json_shape(text).depth
 
 
+def json_objects(text: str) -> int:
+    """How many Kubernetes objects a valid JSON text certainly holds, counted on its bytes without
+    building it: the objects of a top-level array, or of the ``items`` array of a top-level object
+    whose ``kind`` ends with ``List`` (what ``kubectl get -o json`` prints), as reading the upload
+    counts them. Never more than reading finds (unless reading refuses the text anyway): lists inside
+    those (flattened when read) and any object whose ``kind`` may end with ``List`` (perhaps an empty
+    list) are left out, so is one object for a KubeSchedulerConfiguration (not counted when read)."""
+    bare = _MARKED_STRING.sub("", text).encode("utf-8")
+    codes = np.frombuffer(bare.translate(None, _NOT_MARKED_STRUCTURE), dtype=np.uint8)
+    del bare
+    level = _element_level(codes)
+    if not level:
+        return 0
+    elements = maybe_lists = 0
+    is_list = False  # the top-level object's kind ends with "List"
+    inside = False  # the last slice ended inside the top-level object's items array
+    opens_next = False  # the last slice ended with its items key: the next one opens the array
+    for chunk, steps, levels in _levels(codes):
+        marks = np.flatnonzero(steps == 0)
+        kinds = marks[(levels[marks] == level) & (chunk[marks] != _ITEMS_KEY)]  # the kind of an element
+        objects = np.flatnonzero((chunk == _OPEN_OBJECT) & (levels == level))
+        if level == 2:
+            elements += len(objects)
+            maybe_lists += len(kinds)
+            continue
+        top = marks[levels[marks] == 1]
+        is_list = is_list or bool(np.any(chunk[top] == _LIST_KIND))
+        starts = top[chunk[top] == _ITEMS_KEY] + 1
+        if inside or opens_next:
+            starts = np.concatenate((np.zeros(1, dtype=starts.dtype), starts))
+        opens_next = bool(len(starts)) and int(starts[-1]) == len(chunk)
+        if opens_next:
+            starts = starts[:-1]
+        closes = np.flatnonzero(levels == 1)  # where each array of the top-level object ends
+        at = np.searchsorted(closes, starts)
+        ends = np.append(closes, len(chunk))[at]
+        inside = bool(len(starts)) and int(at[-1]) == len(closes)
+        elements += int(np.sum(np.searchsorted(objects, ends) - np.searchsorted(objects, starts)))
+        maybe_lists += int(np.sum(np.searchsorted(kinds, ends) - np.searchsorted(kinds, starts)))
+    if level == 3 and not is_list:
+        return 0
+    return max(0, elements - maybe_lists - 1)
+
+
+def _more_objects_than(limit: int, text: str, shape: JsonShape) -> bool:
+    """Whether a JSON text certainly holds more than ``limit`` Kubernetes objects (``json_objects``)."""
+    if shape.candidates <= limit:
+        return False
+    if _TOP_LEVEL_ARRAY.match(text):
+        # quicker, for an array: an element that may be a list has a kind with a \u escape or ending
+        # with List", found by substring search
+        maybe_lists = text.count('List"') + text.count("\\u")
+        if shape.candidates - maybe_lists > limit:
+            return True
+    return json_objects(text) > limit
+
+
 def parse_json(text: str, limits: Limits) -> Any:
     """One JSON document, strictly: duplicate keys, NaN/Infinity, out-of-range numbers, deep nesting
-    and too many values are refused (the last two measured before anything is built)."""
+    and too many values or Kubernetes objects are refused (the last three measured before anything is
+    built)."""
     shape = json_shape(text)
     if shape.depth > limits.max_depth:
         raise _BadInput(_too_deep(limits.max_depth))
     if shape.values > limits.max_json_values:
         raise _TooManyNodes()
+    if _more_objects_than(limits.max_objects, text, shape):
+        raise _TooManyObjects()
     try:
         return json.loads(
             text,
@@ -1028,6 +1158,8 @@ class _Ingest:
                     "upload large clusters as JSON (kubectl get ... -o json)"
                 )
             raise _Fatal(Problem(document=name, message=message)) from None
+        except _TooManyObjects:
+            raise _Fatal(Problem(document=name, message=_too_many_objects(self.limits.max_objects))) from None
         except _BadInput as exc:
             self.problems.add(
                 Problem(document=name, message=f"invalid {'JSON' if is_json else 'YAML'}: {exc.render()}")
@@ -1184,9 +1316,7 @@ class _Ingest:
             return
         self.count += 1
         if self.count > self.limits.max_objects:
-            raise _Fatal(
-                Problem(document=label, message=f"more than {self.limits.max_objects} objects, the limit")
-            )
+            raise _Fatal(Problem(document=label, message=_too_many_objects(self.limits.max_objects)))
         if kind not in KEPT_KINDS and kind not in ("Node", "Pod"):
             self.ignored[kind] = self.ignored.get(kind, 0) + 1
             return

@@ -45,13 +45,19 @@ def pytest_runtest_makereport(
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def server_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `server`'s SCHEDVIZ_DATA_DIR: its SQLite database and its encryption key."""
+    return tmp_path_factory.mktemp("schedviz-e2e")
+
+
+@pytest.fixture(scope="session")
+def server(server_data_dir: Path) -> Iterator[str]:
     """`schedviz serve --demo` on a free port, a fresh SQLite database, replays in a thread: the base URL."""
     if not DIST_INDEX.exists():
         _unavailable(
             "the explorer is not built (frontend/dist/index.html is missing): cd frontend && npm ci && npm run build"
         )
-    cm = demo_server(tmp_path_factory.mktemp("schedviz-e2e"))
+    cm = demo_server(server_data_dir)
     try:
         base = cm.__enter__()
     except BrowserBenchError as exc:

@@ -26,13 +26,17 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from schedviz.ingestion import parsing
 from schedviz.ingestion.parsing import (
+    CONFIG_KIND,
     Limits,
     ParsedSnapshot,
     Problem,
     UploadError,
     content_hash,
     json_depth,
+    json_objects,
+    json_shape,
     parse_objects,
     parse_upload,
 )
@@ -517,6 +521,273 @@ def test_object_count_limit() -> None:
     many = json.dumps([config_map(f"c{i}") for i in range(100_001)]).encode()  # ignored kinds count too
     assert "more than 100000 objects" in text_of(refused_fast(many, "many.json"))
     assert parse_upload(json.dumps([node("a")] * 1).encode(), "one.json", Limits(max_objects=1)).objects
+
+
+# --------------------------------------------------------------------------------------------------
+# Kubernetes objects in JSON, counted before the text is built
+
+LIMIT = Limits(max_objects=1000)
+TOO_MANY = {
+    "document": "many.json",
+    "object": "",
+    "field": "",
+    "message": "more than 1000 objects, the limit",
+}
+
+
+def secret(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}}
+
+
+def secrets(n: int) -> list[dict[str, Any]]:
+    return [secret(f"s{i}") for i in range(n)]
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The JSON texts built (given to json.loads) while the test runs."""
+    texts: list[str] = []
+    real = json.loads
+
+    def loads(text: str, *args: Any, **kwargs: Any) -> Any:
+        texts.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(json, "loads", loads)
+    return texts
+
+
+def test_a_json_array_over_the_object_limit_is_refused_before_it_is_built(builds: list[str]) -> None:
+    problems = problems_of(json.dumps(secrets(1500)), "many.json", LIMIT)
+    assert [p.to_dict() for p in problems] == [TOO_MANY]
+    assert builds == []
+
+
+def test_the_early_refusal_is_the_one_counting_objects_after_reading_gives(builds: list[str]) -> None:
+    # 1001 elements may hold 1000 objects and a KubeSchedulerConfiguration: only reading them tells
+    late = problems_of(json.dumps(secrets(1001)), "many.json", LIMIT)
+    assert len(builds) == 1
+    early = problems_of(json.dumps(secrets(1002)), "many.json", LIMIT)
+    assert len(builds) == 1
+    assert [p.to_dict() for p in late] == [p.to_dict() for p in early] == [TOO_MANY]
+
+
+@pytest.mark.parametrize("kind", ["List", "SecretList"])
+def test_list_items_over_the_object_limit_are_refused_before_they_are_built(
+    kind: str, builds: list[str]
+) -> None:
+    # as kubectl prints it (items before kind, four spaces), with space before the colon
+    listed = {"apiVersion": "v1", "items": secrets(1500), "kind": kind, "metadata": {"resourceVersion": ""}}
+    text = json.dumps(listed, indent=4).replace('"items": [', '"items" :\n  [', 1)
+    assert '"items" :\n  [' in text
+    problems = problems_of(text, "many.json", LIMIT)
+    assert [p.to_dict() for p in problems] == [TOO_MANY]
+    assert builds == []
+
+
+def test_a_large_kubectl_list_is_refused_quickly_with_the_default_limit(builds: list[str]) -> None:
+    tiny = '{"apiVersion":"v1","kind":"Secret"}'
+    text = '{"apiVersion":"v1","kind":"List","items":[' + ",".join([tiny] * 300_000) + "]}"
+    assert "more than 100000 objects, the limit" in text_of(refused_fast(text.encode(), "many.json"))
+    assert builds == []
+
+
+def _escaped(text: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" for c in text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a single object whose array field holds many objects, even one named items
+        json.dumps({**config_map("big"), "items": [{"key": f"k{i}"} for i in range(1500)]}),
+        json.dumps({**config_map("big"), "data": secrets(1500)}),
+        # a List with another large array: only its items are objects
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": secrets(3), "spare": secrets(1500)}),
+        # lists that may be empty are not counted as objects, however kind is spelt
+        json.dumps([{"apiVersion": "v1", "kind": "List", "items": []}] * 1500),
+        json.dumps([{"apiVersion": "v1", "kind": "SecretList", "items": []}] * 1500),
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": [{"kind": "List", "items": []}] * 1500}),
+        "[" + ",".join(['{"apiVersion": "v1", "kind": "Secret\\u004cist", "items": []}'] * 1500) + "]",
+        "[" + ",".join([f'{{"apiVersion": "v1", "{_escaped("kind")}": "List"}}'] * 1500) + "]",
+        # 1000 objects, a KubeSchedulerConfiguration (not an object) and an empty list: at the limit
+        json.dumps(
+            [
+                *secrets(1000),
+                {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"},
+                {"apiVersion": "v1", "kind": "List"},
+            ]
+        ),
+    ],
+    ids=[
+        "array-field-named-items",
+        "array-field",
+        "list-with-another-array",
+        "empty-lists",
+        "empty-secret-lists",
+        "nested-empty-lists",
+        "escaped-list-kind",
+        "escaped-kind-key",
+        "config-at-the-limit",
+    ],
+)
+def test_what_reading_accepts_is_never_refused_by_the_early_count(text: str) -> None:
+    assert json_shape(text).candidates > LIMIT.max_objects  # so the count is taken
+    parsed = parse_upload(text.encode(), "big.json", LIMIT)
+    assert len(parsed.objects) + sum(parsed.ignored.values()) <= LIMIT.max_objects
+
+
+def test_strings_do_not_fool_the_object_count() -> None:
+    lookalike = '"items": [{}, {}], "kind": "List", {"kind": "SecretList"} [[{{ \\"items\\": ['
+    objs = [
+        {**secret(f"s{i}"), "data": {lookalike: lookalike, '"items": [': '"kind": "List"'}} for i in range(5)
+    ]
+    listed = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "metadata": {"annotations": {"a": lookalike}},
+        "items": objs,
+    }
+    text = json.dumps(listed, indent=2)
+    assert json_objects(text) == 4  # five Secrets, less one that could be a KubeSchedulerConfiguration
+    assert json_objects(text.replace('"kind": "List"', '"kind": "Template"', 1)) == 0
+    # a ConfigMap holding a List of 1500 objects in a string
+    inner = json.dumps({"apiVersion": "v1", "kind": "List", "items": secrets(1500)})
+    text = json.dumps([{**config_map("lists"), "data": {"list.json": inner, "x": inner.replace('"', "")}}])
+    assert json_objects(text) == 0
+    assert len(parse_upload(text.encode(), "lists.json", LIMIT).objects) == 0
+
+
+@pytest.mark.parametrize(
+    ("doc", "count"),
+    [
+        (secrets(10), 9),
+        ({"apiVersion": "v1", "kind": "List", "items": secrets(10)}, 9),
+        ({"apiVersion": "v1", "kind": "PodList", "items": [*secrets(10), 5, "x", [secret("a")]]}, 9),
+        ({"kind": "List", "apiVersion": "v1", "items": [secrets(3)] * 4}, 0),  # nested arrays: not counted
+        ({**config_map("c"), "items": secrets(10)}, 0),  # not a list
+        ({"items": secrets(10)}, 0),  # scenarios and simulator exports are not counted
+        ({"apiVersion": "v1", "kind": "List"}, 0),
+        ([], 0),
+        ({}, 0),
+        ("text", 0),
+        (12, 0),
+    ],
+)
+def test_json_objects_counts(doc: Any, count: int) -> None:
+    text = json.dumps(doc)
+    assert json_objects(text) == count
+    assert json_shape(text).candidates >= count
+
+
+@pytest.mark.parametrize("codes", [1, 2, 3, 5, 8, 13])
+def test_the_counts_do_not_depend_on_how_the_scan_is_sliced(
+    monkeypatch: pytest.MonkeyPatch, codes: int
+) -> None:
+    s, listed = secret("s"), {"apiVersion": "v1", "kind": "List", "items": secrets(2)}
+    docs = [
+        {
+            "spare": [s, s],
+            "kind": "List",
+            "items": [s, listed, s, s, [s]],
+            "more": [s],
+            "metadata": {"a": [s]},
+        },
+        {"items": [s, s, s], "kind": "SecretList"},
+        [s, listed, s, s, listed, s, [s, s], s],
+        {"kind": "ConfigMap", "items": [s, s, s, s]},
+    ]
+    texts = [json.dumps(d, indent=indent) for d in docs for indent in (None, 2)]
+    counts = [json_objects(t) for t in texts]
+    shapes = [json_shape(t) for t in texts]
+    assert counts == [2, 2, 2, 2, 4, 4, 0, 0]
+    monkeypatch.setattr(parsing, "_LEVEL_SLICE", codes)  # brackets per numpy slice
+    assert [json_objects(t) for t in texts] == counts
+    assert [json_shape(t) for t in texts] == shapes
+
+
+_names = st.sampled_from(["kind", "items", "apiVersion", "data", "List", "k", "Kind"])
+_kinds = st.sampled_from(["Secret", "ConfigMap", "List", "SecretList", "Template", "items", "Lis", "LIST"])
+_strings = st.text(alphabet='[]{}":,\\ akindtemsLi\u00e9', max_size=8) | _kinds
+_junk = st.recursive(
+    _strings | st.integers(0, 9) | st.none(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_names | _strings, inner, max_size=3),
+    max_leaves=8,
+)
+_config = st.just({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": CONFIG_KIND})
+
+
+def _k8s(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Objects and lists of them (what reading accepts, mostly), with fields that look like them."""
+    return st.fixed_dictionaries(
+        {"apiVersion": st.just("v1"), "kind": _kinds},
+        optional={"items": st.lists(inner, max_size=6), "data": _junk, "spare": st.lists(inner, max_size=3)},
+    )
+
+
+_objects = st.recursive(
+    _k8s(_junk) | _config,
+    lambda inner: _k8s(inner) | st.lists(inner, max_size=6) | _config,
+    max_leaves=40,
+)
+_elements = st.lists(_k8s(_junk) | _k8s(_junk).map(lambda o: {**o, "items": []}) | _objects, max_size=12)
+_documents = st.one_of(
+    _elements,
+    _elements.map(lambda items: {"apiVersion": "v1", "kind": "SecretList", "items": items}),
+    _objects,
+    _junk,
+    _k8s(_junk).map(lambda o: {**o, "kind": 1}),
+)
+
+
+def _spelt(text: str, rng: Any, escapes: float) -> str:
+    """A JSON string for ``text``, a share of its characters written as \\u escapes."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif rng.random() < escapes:
+            out.append(f"\\u{ord(ch):04{rng.choice('xX')}}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _written(value: Any, rng: Any, escapes: float) -> str:
+    """``value`` as JSON, spelt and spaced at random: keys in any order, whitespace anywhere."""
+
+    def ws() -> str:
+        return str(rng.choice(["", "", " ", "\n    ", "\t", "\r\n"]))
+
+    if isinstance(value, dict):
+        members = list(value.items())
+        rng.shuffle(members)
+        inner = ",".join(
+            f"{ws()}{_spelt(k, rng, escapes)}{ws()}:{ws()}{_written(v, rng, escapes)}" for k, v in members
+        )
+        return "{" + inner + ws() + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(ws() + _written(v, rng, escapes) for v in value) + ws() + "]"
+    if isinstance(value, str):
+        return _spelt(value, rng, escapes)
+    return json.dumps(value)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_documents, st.randoms(use_true_random=False), st.sampled_from([0.0, 0.05, 0.3]))
+def test_the_object_count_never_exceeds_what_reading_counts(doc: Any, rng: Any, escapes: float) -> None:
+    text = _written(doc, rng, escapes)
+    assert json.loads(text) == doc
+    found = json_objects(text)
+    assert found <= json_shape(text).candidates
+    try:
+        parsed = parse_upload(text.encode(), "doc.json", Limits(max_objects=10**6))
+    except UploadError:
+        return  # refused whatever the count
+    counted = len(parsed.objects) + sum(parsed.ignored.values())
+    assert found <= counted
+    # and with the limit at what it holds, the upload is still accepted
+    assert parse_upload(text.encode(), "doc.json", Limits(max_objects=max(1, counted))).content_hash
 
 
 FULL = 50 * MiB  # the default upload limit

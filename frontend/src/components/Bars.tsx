@@ -65,8 +65,7 @@ export function ScoreBar({
   if (v === null) {
     return (
       <div className="scorebar none" aria-label={`${plugin}: no score`}>
-        <div className="track" />
-        <span className="value">–</span>
+        –
       </div>
     );
   }
@@ -76,11 +75,10 @@ export function ScoreBar({
     ? `${plugin}: raw ${cell.raw}, normalized ${cell.normalized}, weight ${weight}, weighted ${cell.weighted}`
     : plugin;
   return (
+    // two elements: the track is the bar's ::before, the value its own text (a table shows hundreds of these)
     <div className="scorebar" title={title} aria-label={`${plugin} ${mode} ${v}`} data-mode={mode}>
-      <div className="track">
-        <div className="fill" style={{ width: `${width}%`, background: color }} data-testid="score-fill" />
-      </div>
-      <span className="value">{v}</span>
+      <div className="fill" style={{ width: `${width}%`, background: color, borderRadius: width >= 100 ? 2 : undefined }} data-testid="score-fill" />
+      {v}
     </div>
   );
 }

@@ -1,15 +1,21 @@
-import { useRef, useState, type DragEvent } from "react";
+import { useRef, useState, type DragEvent, type ReactNode } from "react";
 
 export function DropZone({
   onFile,
   disabled,
   accept,
   label,
+  title = "Drop a snapshot here",
+  hint,
 }: {
   onFile: (file: File) => void;
   disabled?: boolean;
   accept?: string;
   label: string;
+  /** The bold line (default: a snapshot). */
+  title?: string;
+  /** The small line under it (default: what a snapshot is). */
+  hint?: ReactNode;
 }) {
   const input = useRef<HTMLInputElement>(null);
   const [over, setOver] = useState(false);
@@ -46,10 +52,14 @@ export function DropZone({
         ⇪
       </div>
       <div>
-        <strong>Drop a snapshot here</strong> or <span className="linklike">choose a file</span>
+        <strong>{title}</strong> or <span className="linklike">choose a file</span>
       </div>
       <div className="small muted">
-        <code>kubectl get nodes,pods,namespaces,… -A -o yaml</code> output: YAML, JSON, .tar.gz or .zip
+        {hint ?? (
+          <>
+            <code>kubectl get nodes,pods,namespaces,… -A -o yaml</code> output: YAML, JSON, .tar.gz or .zip
+          </>
+        )}
       </div>
       <input
         ref={input}

@@ -141,7 +141,19 @@ export function FixTree({ fix, depth = 0 }: { fix: Fix; depth?: number }) {
   );
 }
 
-export function ExplainView({ ex, replayId }: { ex: Explanation; replayId: string }) {
+export function ExplainView({
+  ex,
+  replayId,
+  cycleHref,
+  titles,
+}: {
+  ex: Explanation;
+  replayId: string;
+  /** default: the replay's cycle */
+  cycleHref?: string;
+  /** A title for the comparison with some nodes (default: "Compared", or "Why not" without a winner). */
+  titles?: Record<string, string>;
+}) {
   const winner = ex.winner;
   const sched = ex.scheduler;
   return (
@@ -154,7 +166,7 @@ export function ExplainView({ ex, replayId }: { ex: Explanation; replayId: strin
           <ResultBadge result={ex.result} />
           <span className="small muted">
             cycle{" "}
-            <Link to={`/replays/${replayId}/cycles/${ex.seq}`}>{ex.seq}</Link>{" "}
+            <Link to={cycleHref ?? `/replays/${replayId}/cycles/${ex.seq}`}>{ex.seq}</Link>{" "}
             · profile {ex.profile ?? "–"} · {ex.nodes.feasible} of {ex.nodes.total} nodes feasible, {ex.nodes.rejected} rejected
           </span>
         </div>
@@ -187,14 +199,14 @@ export function ExplainView({ ex, replayId }: { ex: Explanation; replayId: strin
               <p className="muted">It was the only feasible node.</p>
             ) : null}
             {ex.compared.map((c) => (
-              <ComparisonBlock key={c.node} winner={winner.node} c={c} title="Compared" />
+              <ComparisonBlock key={c.node} winner={winner.node} c={c} title={titles?.[c.node] ?? "Compared"} />
             ))}
           </div>
         </section>
       ) : ex.compared.length ? (
         <section className="stack" aria-label="Chosen nodes">
           {ex.compared.map((c) => (
-            <ComparisonBlock key={c.node} winner={"the winner"} c={c} title="Why not" />
+            <ComparisonBlock key={c.node} winner={"the winner"} c={c} title={titles?.[c.node] ?? "Why not"} />
           ))}
         </section>
       ) : null}

@@ -109,6 +109,25 @@ describe("NodeTable", () => {
     expect(screen.getAllByRole("row").find((r) => r.dataset.node === "alpha")).toHaveAttribute("aria-selected", "true");
   });
 
+  it("shows the next cycle in the rows already on screen, and a click opens the node shown there", async () => {
+    const user = userEvent.setup();
+    const onSelect = vi.fn();
+    const next: NodeRow[] = ROWS.map((r, i) => ({ ...r, name: `next-${i}`, rank: ROWS.length - i }));
+    const props = { scorePlugins: ["Fit", "Taints"], weights: { Fit: 1, Taints: 3 }, query: DEFAULT_QUERY, onQueryChange: () => {}, selected: null };
+    const { rerender } = render(<NodeTable {...props} rows={ROWS} onSelect={onSelect} winner="alpha" />);
+    const first = screen.getAllByRole("row").filter((r) => r.dataset.node);
+    rerender(<NodeTable {...props} rows={next} onSelect={(n) => onSelect(`new:${n}`)} winner="next-4" />);
+    const rows = screen.getAllByRole("row").filter((r) => r.dataset.node);
+    expect(rows.map((r) => r.dataset.node)).toEqual(["next-4", "next-3", "next-2", "next-1", "next-0"]);
+    // the same elements, updated
+    rows.forEach((r, k) => expect(r).toBe(first[k]));
+    expect(within(rows[0]).getByText("selected")).toBeInTheDocument();
+    expect(within(rows[4]).queryByText("selected")).toBeNull();
+    expect(rows[4]).toHaveTextContent("5next-0");
+    await user.click(rows[1]);
+    expect(onSelect).toHaveBeenLastCalledWith("new:next-3");
+  });
+
   it("renders only a window of a 5000-node cycle", () => {
     const many: NodeRow[] = Array.from({ length: 5000 }, (_, i) => ({ ...ROWS[0], index: i, name: `n-${i}`, rank: i + 1 }));
     render(

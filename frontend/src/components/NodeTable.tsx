@@ -1,5 +1,5 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useEffect, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { memo, useCallback, useEffect, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { pluginColor, shortPluginName } from "../lib/colors";
 import {
   applyQuery,
@@ -28,30 +28,144 @@ export interface NodeTableProps {
   /** Streamed cycles carry scores for the top-K nodes only. */
   partialScores?: boolean;
   height?: number | string;
+  /** A node to mark with `label` (e.g. the node a live cluster chose). */
+  mark?: { node: string; label: string } | null;
 }
 
 const ROW_HEIGHT = 30;
 const MODE_TEXT: Record<ScoreMode, string> = { raw: "Raw", normalized: "Normalized", weighted: "Weighted" };
 
+interface NodeTableRowProps {
+  row: NodeRow;
+  index: number;
+  top: number;
+  rowId: string;
+  columns: string;
+  active: boolean;
+  selected: boolean;
+  winner: boolean;
+  tied: boolean;
+  markLabel: string | null;
+  scorePlugins: string[];
+  weights: Record<string, number>;
+  mode: ScoreMode;
+  rawMax: Record<string, number>;
+  totalMax: number;
+  partialScores: boolean;
+  onRowClick: (index: number, name: string) => void;
+}
+
+/** One row of the grid; re-rendered only when what it shows changes. */
+const NodeTableRow = memo(function NodeTableRow(p: NodeTableRowProps) {
+  const { row: r, scorePlugins, weights } = p;
+  const scored = scorePlugins.length > 0;
+  const cls = ["vrow", p.active ? "active" : "", p.selected ? "selected" : "", p.winner ? "winner" : "", p.markLabel !== null ? "marked" : ""].join(" ");
+  const reasons = r.reasons.join("; ");
+  return (
+    <div
+      id={p.rowId}
+      role="row"
+      aria-rowindex={p.index + 1}
+      aria-selected={p.selected}
+      className={cls}
+      style={{ top: p.top, height: ROW_HEIGHT, gridTemplateColumns: p.columns }}
+      onClick={() => p.onRowClick(p.index, r.name)}
+      data-node={r.name}
+    >
+      <div role="gridcell" className="cell num">
+        {r.rank}
+      </div>
+      <div role="gridcell" className="cell" title={r.name}>
+        {p.winner ? (
+          <span className="marker win" title="selected: the pod was placed here">
+            <span aria-hidden="true">★</span>
+            <span className="sr-only">selected</span>
+          </span>
+        ) : p.tied ? (
+          <span className="marker tie" title="tied for the best total score">
+            <span aria-hidden="true">=</span>
+            <span className="sr-only">tied</span>
+          </span>
+        ) : null}
+        {p.markLabel !== null ? (
+          <span className="marker mark" title={p.markLabel}>
+            <span aria-hidden="true">◆</span>
+            <span className="sr-only">{p.markLabel}</span>
+          </span>
+        ) : null}
+        {r.name}
+      </div>
+      <div role="gridcell" className="cell">
+        <VerdictBadge row={r} />
+      </div>
+      <div role="gridcell" className="cell reason" title={reasons}>
+        {reasons}
+      </div>
+      {scorePlugins.map((plugin, k) => (
+        <div role="gridcell" className="cell" key={plugin}>
+          {r.verdict === "passed" ? (
+            <ScoreBar
+              cell={r.scores?.[plugin]}
+              mode={p.mode}
+              plugin={plugin}
+              weight={weights[plugin] ?? 1}
+              rawMax={p.rawMax[plugin] ?? 0}
+              color={pluginColor(k)}
+            />
+          ) : null}
+        </div>
+      ))}
+      {scored ? (
+        <div role="gridcell" className="cell" style={{ display: "flex", gap: 6, alignItems: "center" }}>
+          {r.total !== null ? (
+            <>
+              <StackedScore scores={r.scores} plugins={scorePlugins} max={p.totalMax} />
+              <span className="num" style={{ minWidth: 32 }}>
+                {r.total}
+              </span>
+            </>
+          ) : r.verdict === "passed" ? (
+            <span className="muted small">{p.partialScores ? "not streamed" : "–"}</span>
+          ) : null}
+        </div>
+      ) : null}
+    </div>
+  );
+});
+
 export function NodeTable(props: NodeTableProps) {
   const { rows, scorePlugins, weights, query, onQueryChange, selected, onSelect, winner, tied = [] } = props;
   const shown = useMemo(() => applyQuery(rows, query), [rows, query]);
   const plugins = useMemo(() => rejectingPlugins(rows), [rows]);
-  const rawMax = useMemo(() => {
-    const out: Record<string, number> = {};
-    for (const p of scorePlugins) {
-      let m = 0;
-      for (const r of rows) m = Math.max(m, Math.abs(r.scores?.[p]?.raw ?? 0));
-      out[p] = m;
+  // the bars' scales: one pass over the scored rows (a streamed cycle scores its top K only)
+  const { rawMax, totalMax } = useMemo(() => {
+    const raw: Record<string, number> = {};
+    for (const p of scorePlugins) raw[p] = 0;
+    let total = 0;
+    for (const r of rows) {
+      if (r.total !== null && r.total > total) total = r.total;
+      const s = r.scores;
+      if (!s) continue;
+      for (const p of scorePlugins) {
+        const v = Math.abs(s[p]?.raw ?? 0);
+        if (v > raw[p]) raw[p] = v;
+      }
     }
-    return out;
+    return { rawMax: raw, totalMax: total };
   }, [rows, scorePlugins]);
-  const totalMax = useMemo(() => rows.reduce((m, r) => Math.max(m, r.total ?? 0), 0), [rows]);
   const tiedSet = useMemo(() => new Set(tied), [tied]);
   const gridId = useId();
   const bodyRef = useRef<HTMLDivElement>(null);
   const headRef = useRef<HTMLDivElement>(null);
   const [active, setActive] = useState(0);
+  // the rows' click handler stays the same function, so that rows whose content did not change are not re-rendered
+  const onSelectRef = useRef(onSelect);
+  onSelectRef.current = onSelect;
+  const onRowClick = useCallback((index: number, name: string) => {
+    setActive(index);
+    onSelectRef.current(name);
+    bodyRef.current?.focus({ preventScroll: true });
+  }, []);
 
   // keep the active row on the selected node when it is in view, else clamp it
   useEffect(() => {
@@ -64,7 +178,8 @@ export function NodeTable(props: NodeTableProps) {
     count: shown.length,
     getScrollElement: () => bodyRef.current,
     estimateSize: () => ROW_HEIGHT,
-    overscan: 12,
+    // rows are cheap to add while scrolling; every row rendered costs time when a new cycle arrives
+    overscan: 4,
     initialRect: { width: 1000, height: 480 },
   });
 
@@ -243,81 +358,28 @@ export function NodeTable(props: NodeTableProps) {
             <div style={{ height: virtualizer.getTotalSize(), position: "relative", minWidth }}>
               {virtualizer.getVirtualItems().map((v) => {
                 const r = shown[v.index];
-                const isActive = v.index === active;
-                const cls = [
-                  "vrow",
-                  isActive ? "active" : "",
-                  r.name === selected ? "selected" : "",
-                  r.name === winner ? "winner" : "",
-                ].join(" ");
                 return (
-                  <div
-                    key={r.name}
-                    id={`${gridId}-r${v.index}`}
-                    role="row"
-                    aria-rowindex={v.index + 1}
-                    aria-selected={r.name === selected}
-                    className={cls}
-                    style={{ top: v.start, height: ROW_HEIGHT, gridTemplateColumns: columns }}
-                    onClick={() => {
-                      setActive(v.index);
-                      onSelect(r.name);
-                      bodyRef.current?.focus({ preventScroll: true });
-                    }}
-                    data-node={r.name}
-                  >
-                    <div role="gridcell" className="cell num">
-                      {r.rank}
-                    </div>
-                    <div role="gridcell" className="cell" title={r.name}>
-                      {r.name === winner ? (
-                        <span className="marker win" title="selected: the pod was placed here">
-                          <span aria-hidden="true">★</span>
-                          <span className="sr-only">selected</span>
-                        </span>
-                      ) : tiedSet.has(r.name) ? (
-                        <span className="marker tie" title="tied for the best total score">
-                          <span aria-hidden="true">=</span>
-                          <span className="sr-only">tied</span>
-                        </span>
-                      ) : null}
-                      {r.name}
-                    </div>
-                    <div role="gridcell" className="cell">
-                      <VerdictBadge row={r} />
-                    </div>
-                    <div role="gridcell" className="cell reason" title={r.reasons.join("; ")}>
-                      {r.reasons.join("; ")}
-                    </div>
-                    {scorePlugins.map((p, k) => (
-                      <div role="gridcell" className="cell" key={p}>
-                        {r.verdict === "passed" ? (
-                          <ScoreBar
-                            cell={r.scores?.[p]}
-                            mode={query.mode}
-                            plugin={p}
-                            weight={weights[p] ?? 1}
-                            rawMax={rawMax[p] ?? 0}
-                            color={pluginColor(k)}
-                          />
-                        ) : null}
-                      </div>
-                    ))}
-                    {scored ? (
-                      <div role="gridcell" className="cell" style={{ display: "flex", gap: 6, alignItems: "center" }}>
-                        {r.total !== null ? (
-                          <>
-                            <StackedScore scores={r.scores} plugins={scorePlugins} max={totalMax} />
-                            <span className="num" style={{ minWidth: 32 }}>
-                              {r.total}
-                            </span>
-                          </>
-                        ) : r.verdict === "passed" ? (
-                          <span className="muted small">{props.partialScores ? "not streamed" : "–"}</span>
-                        ) : null}
-                      </div>
-                    ) : null}
-                  </div>
+                  <NodeTableRow
+                    // rows are keyed by their slot: a new cycle updates the rows on screen in place
+                    key={v.index}
+                    row={r}
+                    index={v.index}
+                    top={v.start}
+                    rowId={`${gridId}-r${v.index}`}
+                    columns={columns}
+                    active={v.index === active}
+                    selected={r.name === selected}
+                    winner={r.name === winner}
+                    tied={tiedSet.has(r.name)}
+                    markLabel={props.mark && r.name === props.mark.node ? props.mark.label : null}
+                    scorePlugins={scorePlugins}
+                    weights={weights}
+                    mode={query.mode}
+                    rawMax={rawMax}
+                    totalMax={totalMax}
+                    partialScores={!!props.partialScores}
+                    onRowClick={onRowClick}
+                  />
                 );
               })}
             </div>

@@ -58,7 +58,9 @@ export function PodQueue({
     const k = shown.findIndex((i) => i.seq === currentSeq);
     if (k >= 0) {
       setActive(k);
-      virtualizer.scrollToIndex(k, { align: "auto" });
+      // scroll only when it is out of view: a scroll lays the page out at once, before the new cycle is painted
+      const target = virtualizer.getOffsetForIndex(k, "auto");
+      if (!target || target[0] !== virtualizer.scrollOffset) virtualizer.scrollToIndex(k, { align: "auto" });
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [currentSeq, shown.length]);

@@ -54,7 +54,8 @@ export function StageTimeline(props: StageTimelineProps) {
           extension point ran.
         </p>
       ) : null}
-      <ol className={`timeline${animated ? " animate" : ""}`} key={cycleKey} aria-label="Scheduling cycle stages">
+      {/* a new element restarts the animation; without one, the steps are updated in place */}
+      <ol className={`timeline${animated ? " animate" : ""}`} key={animated ? cycleKey : undefined} aria-label="Scheduling cycle stages">
         {steps.map((s, i) => (
           <li key={s.point} className={s.reached ? "reached" : undefined}>
             <button

@@ -1,5 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { applyQuery, DEFAULT_QUERY, filterRows, paramsWithQuery, queryFromParams, rejectingPlugins, rowsFromStream, sortRows, type NodeRow } from "./nodes";
+import {
+  applyQuery,
+  assignRanks,
+  DEFAULT_QUERY,
+  filterRows,
+  inRankOrder,
+  paramsWithQuery,
+  queryFromParams,
+  rejectingPlugins,
+  rowsFromStream,
+  sortRows,
+  type NodeRow,
+  type Verdict,
+} from "./nodes";
 
 function row(name: string, over: Partial<NodeRow> = {}): NodeRow {
   return { index: 0, name, verdict: "passed", code: "Success", plugin: "", reasons: [], scores: null, total: null, rank: 0, ...over };
@@ -88,5 +101,85 @@ describe("rejectingPlugins / applyQuery", () => {
   });
   it("filters then sorts", () => {
     expect(applyQuery(rows, { ...DEFAULT_QUERY, verdict: "failed", sort: "name", desc: true }).map((r) => r.name)).toEqual(["node-4", "node-3", "gpu-1"]);
+  });
+});
+
+/** A small deterministic generator (mulberry32), so that failures reproduce. */
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Rows as a streamed cycle has them: every verdict, totals for some passed nodes (with ties), in a shuffled order. */
+function randomRows(n: number, seed: number): NodeRow[] {
+  const r = rng(seed);
+  const verdicts: Verdict[] = ["passed", "failed", "not-evaluated"];
+  const out: NodeRow[] = [];
+  for (let i = 0; i < n; i++) {
+    const verdict = verdicts[Math.floor(r() * 3)];
+    const total = verdict === "passed" && r() < 0.3 ? Math.floor(r() * 5) * 10 - 10 : null;
+    out.push(row(`n${i}`, { index: i, verdict, total }));
+  }
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+/** The ranking by its definition: verdict, then total (highest first, none last), then index. */
+function referenceRanks(rows: NodeRow[]): Map<string, number> {
+  const order: Record<Verdict, number> = { passed: 0, failed: 1, "not-evaluated": 2 };
+  const sorted = [...rows].sort(
+    (a, b) =>
+      order[a.verdict] - order[b.verdict] ||
+      (b.total ?? Number.NEGATIVE_INFINITY) - (a.total ?? Number.NEGATIVE_INFINITY) ||
+      a.index - b.index,
+  );
+  return new Map(sorted.map((x, k) => [x.name, k + 1]));
+}
+
+describe("assignRanks", () => {
+  it("ranks passed nodes by total, then rejected, then not evaluated, ties by index, whatever the input order", () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const rows = randomRows(400, seed);
+      const want = referenceRanks(rows);
+      assignRanks(rows);
+      for (const x of rows) expect(x.rank, `${x.name} (seed ${seed})`).toBe(want.get(x.name));
+    }
+  });
+
+  it("puts a scored passed node before an unscored one, even with a negative total", () => {
+    const rows = [row("a", { index: 0 }), row("b", { index: 1, total: -5 }), row("c", { index: 2, verdict: "failed" })];
+    assignRanks(rows);
+    expect(rows.map((x) => x.rank)).toEqual([2, 1, 3]);
+  });
+});
+
+describe("sorting by rank", () => {
+  it("gives the rows in rank order, both ways, without reordering its input", () => {
+    const rows = randomRows(300, 9);
+    assignRanks(rows);
+    const copy = [...rows];
+    const asc = sortRows(rows, "rank", false).map((x) => x.rank);
+    expect(asc).toEqual(Array.from({ length: 300 }, (_, k) => k + 1));
+    expect(sortRows(rows, "rank", true).map((x) => x.rank)).toEqual([...asc].reverse());
+    expect(rows).toEqual(copy);
+  });
+
+  it("keeps the gaps a filter leaves, and falls back to a stable sort when ranks repeat", () => {
+    const rows = randomRows(200, 11);
+    assignRanks(rows);
+    const failed = applyQuery(rows, { ...DEFAULT_QUERY, verdict: "failed" });
+    expect(failed.map((x) => x.rank)).toEqual(rows.filter((x) => x.verdict === "failed").map((x) => x.rank).sort((a, b) => a - b));
+    const same = [row("x", { rank: 2 }), row("y", { rank: 1 }), row("z", { rank: 2 })];
+    expect(inRankOrder(same)).toBeNull();
+    expect(sortRows(same, "rank", false).map((x) => x.name)).toEqual(["y", "x", "z"]);
+    expect(inRankOrder([row("x", { rank: 0 })])).toBeNull();
   });
 });

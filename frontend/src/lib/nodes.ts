@@ -84,6 +84,9 @@ export interface StreamVerdicts {
   reasonIds: ArrayLike<number>;
 }
 
+/** Shared by the rows without a reason (most of them): read, never changed. */
+const NO_REASONS: string[] = [];
+
 /** Rows from the streamed messages of a cycle: every node's verdict, scores for the top-K nodes only. */
 export function rowsFromStream(names: string[], v: StreamVerdicts | null, score: StreamScore | null): NodeRow[] {
   const top = new Map<number, { total: number; scores: Record<string, ScoreCell> }>();
@@ -109,7 +112,7 @@ export function rowsFromStream(names: string[], v: StreamVerdicts | null, score:
       verdict,
       code: code >= 0 ? (CODE_NAMES[code] ?? String(code)) : "",
       plugin: verdict === "failed" && v && pid >= 0 ? (v.filterPlugins[pid] ?? "") : "",
-      reasons: verdict === "failed" && v && rid >= 0 ? (v.reasons[rid] ?? []) : [],
+      reasons: verdict === "failed" && v && rid >= 0 ? (v.reasons[rid] ?? NO_REASONS) : NO_REASONS,
       scores: t ? t.scores : null,
       total: t ? t.total : null,
       rank: 0,
@@ -121,17 +124,53 @@ export function rowsFromStream(names: string[], v: StreamVerdicts | null, score:
 
 const VERDICT_ORDER: Record<Verdict, number> = { passed: 0, failed: 1, "not-evaluated": 2 };
 
-/** Rank as the server does: passed nodes by total (desc), then rejected, then not evaluated; ties by index. */
+/**
+ * Rank as the server does: passed nodes by total (desc), then rejected, then not evaluated; ties by index.
+ * Linear but for the scored rows (a streamed cycle scores its top K only): rows without a total keep index order.
+ */
 export function assignRanks(rows: NodeRow[]): void {
-  const order = [...rows].sort(
-    (a, b) =>
-      VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict] ||
-      (b.total ?? Number.NEGATIVE_INFINITY) - (a.total ?? Number.NEGATIVE_INFINITY) ||
-      a.index - b.index,
-  );
-  order.forEach((r, k) => {
-    r.rank = k + 1;
-  });
+  const scored: NodeRow[][] = [[], [], []];
+  const rest: NodeRow[][] = [[], [], []];
+  const inOrder = [true, true, true];
+  for (const r of rows) {
+    const v = VERDICT_ORDER[r.verdict];
+    if (r.total !== null) scored[v].push(r);
+    else {
+      const bucket = rest[v];
+      if (bucket.length && bucket[bucket.length - 1].index > r.index) inOrder[v] = false;
+      bucket.push(r);
+    }
+  }
+  let rank = 1;
+  for (let v = 0; v < 3; v++) {
+    const s = scored[v];
+    if (s.length > 1) s.sort((a, b) => (b.total as number) - (a.total as number) || a.index - b.index);
+    for (const r of s) r.rank = rank++;
+    const u = rest[v];
+    if (!inOrder[v]) u.sort((a, b) => a.index - b.index);
+    for (const r of u) r.rank = rank++;
+  }
+}
+
+/** Rows in rank order when their ranks are distinct positive integers (as assignRanks and the server give), else null. */
+export function inRankOrder(rows: NodeRow[]): NodeRow[] | null {
+  let max = 0;
+  for (const r of rows) {
+    if (!Number.isInteger(r.rank) || r.rank < 1) return null;
+    if (r.rank > max) max = r.rank;
+  }
+  if (max > 4 * rows.length + 1024) return null;
+  const slots: (NodeRow | undefined)[] = new Array(max + 1);
+  for (const r of rows) {
+    if (slots[r.rank] !== undefined) return null;
+    slots[r.rank] = r;
+  }
+  const out: NodeRow[] = [];
+  for (let k = 1; k <= max; k++) {
+    const r = slots[k];
+    if (r !== undefined) out.push(r);
+  }
+  return out;
 }
 
 // ----- sort / filter / search -----
@@ -151,6 +190,7 @@ export const DEFAULT_QUERY: TableQuery = { sort: "rank", desc: false, verdict: "
 
 export function filterRows(rows: NodeRow[], q: Pick<TableQuery, "verdict" | "plugin" | "search">): NodeRow[] {
   const needle = q.search.trim().toLowerCase();
+  if (!q.verdict && !q.plugin && !needle) return rows.slice();
   return rows.filter(
     (r) =>
       (!q.verdict || r.verdict === q.verdict) &&
@@ -189,13 +229,18 @@ export function sortRows(rows: NodeRow[], sort: SortKey, desc: boolean, mode: Sc
       return dir * (vb - va) || byRank(a, b);
     };
   } else {
+    // rank order is the default view: placed by rank in linear time, not sorted
+    const ranked = inRankOrder(rows);
+    if (ranked) return desc ? ranked.reverse() : ranked;
     cmp = (a, b) => dir * (a.rank - b.rank);
   }
   return [...rows].sort(cmp);
 }
 
 export function applyQuery(rows: NodeRow[], q: TableQuery): NodeRow[] {
-  return sortRows(filterRows(rows, q), q.sort, q.desc, q.mode);
+  // sortRows returns a new array and leaves its input alone: without a filter, no copy is needed first
+  const filtered = q.verdict || q.plugin || q.search.trim() ? filterRows(rows, q) : rows;
+  return sortRows(filtered, q.sort, q.desc, q.mode);
 }
 
 /** Rejecting plugins with their counts, most first. */

@@ -14,15 +14,20 @@ import type { LiveCycle } from "../stream/liveState";
 const NODE_PAGE = 1000;
 
 export async function loadCycle(replayId: string, seq: number, signal?: AbortSignal): Promise<CycleModel> {
-  const base = `/api/v1/replays/${replayId}/cycles/${seq}/`;
-  const first = await api.get<CycleDetail>(`${base}?page_size=${NODE_PAGE}&page=1`, { signal });
+  const { first, nodes } = await loadCyclePages<CycleDetail>(`/api/v1/replays/${replayId}/cycles/${seq}/`, signal);
+  return modelFromRest(first, nodes);
+}
+
+/** A cycle page (a replay's, or a live cluster's with its `live` block) with every node, page by page. */
+export async function loadCyclePages<T extends CycleDetail>(base: string, signal?: AbortSignal): Promise<{ first: T; nodes: CycleNode[] }> {
+  const first = await api.get<T>(`${base}?page_size=${NODE_PAGE}&page=1`, { signal });
   const nodes: CycleNode[] = [...first.nodes.results];
   const pages = Math.ceil(first.nodes.count / NODE_PAGE);
   const rest = [];
   for (let p = 2; p <= pages; p++) rest.push(p);
   const more = await Promise.all(rest.map((p) => api.get<CycleDetail>(`${base}?page_size=${NODE_PAGE}&page=${p}`, { signal })));
   for (const m of more) nodes.push(...m.nodes.results);
-  return modelFromRest(first, nodes);
+  return { first, nodes };
 }
 
 function useDebounced<T>(value: T, ms: number): T {
@@ -39,9 +44,9 @@ export function podPath(replayId: string, pod: string): string {
   return `/replays/${replayId}/pods/${encodeURIComponent(ns)}/${encodeURIComponent(rest.join("/"))}`;
 }
 
-function NodeDetail({ row, model, replayId, onClose }: { row: NodeRow; model: CycleModel; replayId: string; onClose: () => void }) {
+function NodeDetail({ row, model, explainPath, onClose }: { row: NodeRow; model: CycleModel; explainPath: ExplainPath; onClose: () => void }) {
   const isWinner = row.name === model.selectedNode;
-  const explain = `${podPath(replayId, model.pod)}?node=${encodeURIComponent(row.name)}`;
+  const explain = explainPath(row.name);
   return (
     <section className="panel" aria-labelledby="node-detail-title">
       <div className="row">
@@ -108,7 +113,7 @@ function NodeDetail({ row, model, replayId, onClose }: { row: NodeRow; model: Cy
   );
 }
 
-function Outcome({ m, replayId }: { m: CycleModel; replayId: string }) {
+function Outcome({ m, explainPath }: { m: CycleModel; explainPath: ExplainPath }) {
   const candidates = m.postFilter?.candidates ?? [];
   return (
     <div className="stack">
@@ -176,12 +181,15 @@ function Outcome({ m, replayId }: { m: CycleModel; replayId: string }) {
       ) : null}
       {m.result === "Unschedulable" || m.result === "Scheduled" ? (
         <p className="small" style={{ margin: 0 }}>
-          <Link to={podPath(replayId, m.pod)}>{m.result === "Unschedulable" ? "What would make it fit?" : "Why here?"}</Link>
+          <Link to={explainPath(null)}>{m.result === "Unschedulable" ? "What would make it fit?" : "Why here?"}</Link>
         </p>
       ) : null}
     </div>
   );
 }
+
+/** Where the Why here? page of this cycle's pod is, comparing with `node` when given. */
+type ExplainPath = (node: string | null) => string;
 
 export interface CycleViewProps {
   replayId: string;
@@ -199,15 +207,23 @@ export interface CycleViewProps {
   tableHeight?: number | string;
   /** How long the shown cycle must stay before its REST detail is fetched (ms). */
   detailDelay?: number;
+  /** A cycle the caller loaded (a live cluster's): shown as is, nothing is fetched. */
+  model?: CycleModel | null;
+  /** Where Why here? links go (default: the replay's pod page). */
+  explainPath?: ExplainPath;
+  /** A node to mark in the node table (e.g. the one a live cluster chose). */
+  mark?: { node: string; label: string } | null;
 }
 
 export function CycleView(props: CycleViewProps) {
   const { replayId, seq, live, names, fetchDetail } = props;
-  const key = useDebounced(fetchDetail ? `${replayId}/${seq}` : null, live ? (props.detailDelay ?? 250) : 0);
+  const key = useDebounced(fetchDetail && !props.model ? `${replayId}/${seq}` : null, live ? (props.detailDelay ?? 250) : 0);
   const detail = useLoader<CycleModel>(key, (signal) => loadCycle(replayId, seq, signal));
   const liveModel = useMemo(() => (live && live.seq === seq ? modelFromLive(live, names) : null), [live, seq, names]);
   const restModel = detail.data && detail.data.seq === seq ? detail.data : null;
-  const m = restModel ?? liveModel;
+  const m = props.model ?? restModel ?? liveModel;
+  const explainPath: ExplainPath =
+    props.explainPath ?? ((node) => `${podPath(replayId, m?.pod ?? "")}${node ? `?node=${encodeURIComponent(node)}` : ""}`);
   const selectedRow = useMemo(() => (m && props.selectedNode ? (m.rows.find((r) => r.name === props.selectedNode) ?? null) : null), [m, props.selectedNode]);
 
   if (!m) {
@@ -247,7 +263,7 @@ export function CycleView(props: CycleViewProps) {
           animate={props.animate ?? m.source === "stream"}
         />
         <div style={{ marginTop: 8 }}>
-          <Outcome m={m} replayId={replayId} />
+          <Outcome m={m} explainPath={explainPath} />
         </div>
       </section>
       {m.rows.length && !notFiltered ? (
@@ -265,12 +281,13 @@ export function CycleView(props: CycleViewProps) {
             tied={m.tiedNodes}
             partialScores={m.partial}
             height={props.tableHeight}
+            mark={props.mark}
           />
         </section>
       ) : notFiltered ? null : (
         <p className="muted">No node verdicts for this cycle.</p>
       )}
-      {selectedRow ? <NodeDetail row={selectedRow} model={m} replayId={replayId} onClose={() => props.onSelectNode(null)} /> : null}
+      {selectedRow ? <NodeDetail row={selectedRow} model={m} explainPath={explainPath} onClose={() => props.onSelectNode(null)} /> : null}
       {props.selectedNode && !selectedRow && m.rows.length ? (
         <p className="warn-box small">Node {props.selectedNode} is not in this cycle.</p>
       ) : null}

@@ -1,15 +1,16 @@
-import { useMemo, useState } from "react";
+import { useMemo } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { api, qs } from "../api/client";
 import type { CycleDetail, Explanation, Replay } from "../api/types";
 import { useApi, useLoader } from "../api/useApi";
 import { ErrorView, Loading } from "../components/Feedback";
 import { ExplainView } from "../components/ExplainView";
+import { NodePicker } from "../components/NodePicker";
 
 export function ExplainPage() {
   const { id = "", ns = "", name = "" } = useParams();
   const pod = `${ns}/${name}`;
-  const [sp, setSp] = useSearchParams();
+  const [sp] = useSearchParams();
   const nodes = sp.getAll("node");
   const replay = useApi<Replay>(`/api/v1/replays/${id}/`);
   const url = `/api/v1/replays/${id}/explain/${qs({ pod, node: nodes })}`;
@@ -20,22 +21,7 @@ export function ExplainPage() {
     const d = await api.get<CycleDetail>(`/api/v1/replays/${id}/cycles/${seq}/?sort=name&page_size=1000`, { signal });
     return d.nodes.results.map((n) => n.name);
   });
-  const [pick, setPick] = useState("");
   const names = useMemo(() => cycleNodes.data ?? [], [cycleNodes.data]);
-  const addNode = (n: string) => {
-    const v = n.trim();
-    if (!v || nodes.includes(v)) return;
-    const next = new URLSearchParams(sp);
-    next.append("node", v);
-    setSp(next);
-    setPick("");
-  };
-  const removeNode = (n: string) => {
-    const next = new URLSearchParams();
-    for (const [k, v] of sp.entries()) if (!(k === "node" && v === n)) next.append(k, v);
-    setSp(next);
-  };
-  const unknown = pick.trim() && names.length > 0 && !names.includes(pick.trim());
   return (
     <div className="stack">
       <div className="page-head">
@@ -58,48 +44,7 @@ export function ExplainPage() {
         </div>
       </div>
       <section className="panel" aria-label="Compare with nodes">
-        <form
-          className="row"
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (!unknown) addNode(pick);
-          }}
-        >
-          <label className="field">
-            <span>Compare with a node</span>
-            <input
-              type="text"
-              list="explain-nodes"
-              value={pick}
-              onChange={(e) => setPick(e.target.value)}
-              placeholder="node name"
-              aria-describedby={unknown ? "pick-error" : undefined}
-              aria-invalid={!!unknown}
-              style={{ width: 240 }}
-            />
-          </label>
-          <datalist id="explain-nodes">
-            {names.map((n) => (
-              <option key={n} value={n} />
-            ))}
-          </datalist>
-          <button type="submit" disabled={!pick.trim() || !!unknown} style={{ alignSelf: "flex-end" }}>
-            Add
-          </button>
-          {nodes.map((n) => (
-            <span key={n} className="badge grey" style={{ alignSelf: "flex-end" }}>
-              {n}
-              <button type="button" className="linklike small" onClick={() => removeNode(n)} aria-label={`Stop comparing with ${n}`}>
-                ✕
-              </button>
-            </span>
-          ))}
-          {unknown ? (
-            <span id="pick-error" className="small" style={{ color: "var(--vermillion-dark)", alignSelf: "flex-end" }}>
-              no node of this cycle is called {pick.trim()}
-            </span>
-          ) : null}
-        </form>
+        <NodePicker names={names} />
       </section>
       {ex.error ? (
         <ErrorView error={ex.error} title="Could not explain this pod" onRetry={ex.reload} />

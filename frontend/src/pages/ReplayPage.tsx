@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router-dom";
 import { api, fetchAll } from "../api/client";
 import type { CycleSummary, Replay, Snapshot } from "../api/types";
@@ -15,9 +15,11 @@ import { useReplayStream } from "../stream/useReplayStream";
 import { CycleView } from "./CycleView";
 
 const ACTIVE = new Set(["queued", "running"]);
+// The page re-renders for the queue and the progress while the cycle shown stays the same: that one is not redrawn.
+const ShownCycle = memo(CycleView);
 const SPEEDS = [0.5, 1, 2, 5, 10, 25, 100];
 
-function Connection({ state, detail, live }: { state: ConnectionState; detail?: string; live: boolean }) {
+export function Connection({ state, detail, live }: { state: ConnectionState; detail?: string; live: boolean }) {
   if (state === "idle") return null;
   const text: Record<ConnectionState, string> = {
     idle: "",
@@ -112,8 +114,9 @@ export function ReplayPage() {
   }, [live.endCount, isLive]);
 
   // ----- the queue: stored cycles plus those streamed since -----
+  const stored = useMemo(() => (queue.data ?? []).map(toItem), [queue.data]);
   const items = useMemo(() => {
-    const base = (queue.data ?? []).map(toItem);
+    const base = stored;
     if (!isLive || !live.completed.length) return base;
     const lastSeq = base.length ? base[base.length - 1].seq : 0;
     const extra: QueueItem[] = live.completed.filter((c) => c.seq > lastSeq).map((c) => ({ ...c }));
@@ -121,7 +124,7 @@ export function ReplayPage() {
     const lastKnown = extra.length ? extra[extra.length - 1].seq : lastSeq;
     if (c && !c.end && c.seq > lastKnown) extra.push({ seq: c.seq, pod: c.pod, result: "Running", node: null });
     return extra.length ? [...base, ...extra] : base;
-  }, [queue.data, live.completed, live.cycle, isLive]);
+  }, [stored, live.completed, live.cycle, isLive]);
 
   // ----- which cycle is shown -----
   const following = isLive && urlSeq === null;
@@ -380,7 +383,7 @@ export function ReplayPage() {
               <p className="panel muted">This replay has no cycle: the snapshot has no pending pod.</p>
             )
           ) : (
-            <CycleView
+            <ShownCycle
               replayId={id}
               seq={seq}
               live={shownLive}

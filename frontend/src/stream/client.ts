@@ -39,6 +39,8 @@ export interface StreamOptions {
   topk?: number;
   /** Build the websocket URL; default: ws(s)://<this host>/ws/replays/<id>/?... */
   url?: (query: string) => string;
+  /** What a 4404 close means to the user (default: the replay does not exist). */
+  notFoundMessage?: string;
   socketFactory?: (url: string) => SocketLike;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
@@ -65,8 +67,8 @@ export interface StreamStats {
 }
 
 export class ReplayStream {
-  private readonly opts: Required<Omit<StreamOptions, "after" | "url" | "socketFactory" | "topk">> &
-    Pick<StreamOptions, "url" | "socketFactory" | "topk">;
+  private readonly opts: Required<Omit<StreamOptions, "after" | "url" | "socketFactory" | "topk" | "notFoundMessage">> &
+    Pick<StreamOptions, "url" | "socketFactory" | "topk" | "notFoundMessage">;
   private readonly handlers: StreamHandlers;
   private socket: SocketLike | null = null;
   private last: Pos;
@@ -93,6 +95,7 @@ export class ReplayStream {
       topk: opts.topk,
       url: opts.url,
       socketFactory: opts.socketFactory,
+      notFoundMessage: opts.notFoundMessage,
       initialBackoffMs: opts.initialBackoffMs ?? 500,
       maxBackoffMs: opts.maxBackoffMs ?? 15_000,
       keepAliveMs: opts.keepAliveMs ?? 25_000,
@@ -218,7 +221,7 @@ export class ReplayStream {
       if (ev.code === CLOSE_UNAUTHENTICATED) {
         this.setState("failed", "Your session has ended: sign in again.");
       } else if (ev.code === CLOSE_NOT_FOUND) {
-        this.setState("failed", "This replay does not exist or is not yours.");
+        this.setState("failed", this.opts.notFoundMessage ?? "This replay does not exist or is not yours.");
       } else if (ev.code === CLOSE_BAD_REQUEST) {
         this.setState("failed", ev.reason || "The server refused the stream request.");
       } else {
@@ -307,7 +310,8 @@ export class ReplayStream {
     }
     if (!msg || typeof msg !== "object" || typeof (msg as { type?: unknown }).type !== "string") return;
     if (msg.type === "hello") {
-      const attempt = msg.replay.attempt;
+      // a cluster's stream (docs/live.md) has no attempts: its hello carries `cluster`, not `replay`
+      const attempt = msg.replay?.attempt ?? 0;
       if (this.attempt !== null && attempt !== this.attempt) {
         this.last = [0, -1];
         this.seeking = null;

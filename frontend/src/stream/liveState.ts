@@ -110,6 +110,9 @@ export function reduce(state: LiveState, msgs: ServerMsg[]): LiveState {
     return cycle;
   };
   let completed = s.completed;
+  // the first append in this call copies the list, later ones push onto that copy (a burst of cycles stays linear)
+  let completedOwned = false;
+  let stagesOwned = false;
   let lastCompleted = s.lastCompleted;
   let names = s.names;
   const patch: Partial<LiveState> = {};
@@ -120,6 +123,7 @@ export function reduce(state: LiveState, msgs: ServerMsg[]): LiveState {
           cycle = null;
           lastCompleted = null;
           completed = [];
+          completedOwned = true;
           cycleChanged = true;
         }
         Object.assign(patch, {
@@ -145,14 +149,16 @@ export function reduce(state: LiveState, msgs: ServerMsg[]): LiveState {
         cycle = newCycle(names.length, m);
         cycleChanged = true;
         owned = true;
+        stagesOwned = true;
         break;
       case "stage":
         if (cycle && cycle.seq === m.pos[0]) {
           const c = own(cycle);
-          c.stages = [
-            ...c.stages,
-            { point: m.point, plugin: m.plugin, code: m.code, reason: m.reason, durationMicros: m.durationMicros },
-          ];
+          if (!stagesOwned) {
+            c.stages = c.stages.slice();
+            stagesOwned = true;
+          }
+          c.stages.push({ point: m.point, plugin: m.plugin, code: m.code, reason: m.reason, durationMicros: m.durationMicros });
         }
         break;
       case "filter":
@@ -182,7 +188,11 @@ export function reduce(state: LiveState, msgs: ServerMsg[]): LiveState {
           c.end = m;
           lastCompleted = c;
           const entry: QueueEntry = { seq: m.pos[0], pod: c.pod, result: m.result, node: m.node, message: m.message };
-          completed = [...completed, entry];
+          if (!completedOwned) {
+            completed = completed.slice();
+            completedOwned = true;
+          }
+          completed.push(entry);
           if (s.cyclesDone < entry.seq && s.status === "running") patch.cyclesDone = entry.seq;
         }
         break;

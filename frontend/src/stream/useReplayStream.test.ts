@@ -38,7 +38,11 @@ function setup() {
     sockets.push(s);
     return s;
   };
-  const hook = renderHook(() => useReplayStream(true, { replayId: "r", mode: "live", socketFactory }));
+  let count = 0;
+  const hook = renderHook(() => {
+    count++;
+    return useReplayStream(true, { replayId: "r", mode: "live", socketFactory });
+  });
   expect(sockets).toHaveLength(1);
   const ws = sockets[0];
   act(() => {
@@ -47,7 +51,7 @@ function setup() {
     ws.push(nodes);
   });
   const wait = (ms: number) => act(() => void vi.advanceTimersByTime(ms));
-  return { hook, ws, wait };
+  return { hook, ws, wait, renders: () => count };
 }
 
 beforeEach(() => {
@@ -93,23 +97,91 @@ describe("useReplayStream batching", () => {
     expect(hook.result.current.live.lastCompleted).toBeNull();
   });
 
-  it("redraws at most every 100 ms when cycles stream fast", () => {
+  it("draws a cycle that ends right after a render at once, without the 100 ms throttle of cycles still arriving", () => {
     const { hook, ws, wait } = setup();
     wait(200);
     act(() => {
       ws.push(start(1));
       ws.push(end(1, 1));
     });
-    wait(20);
+    wait(1);
     expect(hook.result.current.live.lastCompleted?.seq).toBe(1);
+    wait(20);
     act(() => {
       ws.push(start(2));
       ws.push(end(2, 1));
     });
-    wait(40);
-    expect(hook.result.current.live.lastCompleted?.seq).toBe(1);
-    wait(80);
+    wait(1);
     expect(hook.result.current.live.lastCompleted?.seq).toBe(2);
     expect(hook.result.current.live.completed.map((q) => q.seq)).toEqual([1, 2]);
+  });
+
+  it("draws the cycles that end while the last one is just drawn once, the newest", () => {
+    const { hook, ws, wait, renders } = setup();
+    wait(200);
+    const before = renders();
+    act(() => {
+      for (const c of [1, 2, 3]) {
+        ws.push(start(c));
+        ws.push(filter(c, 1));
+        ws.push(end(c, 2));
+      }
+    });
+    // the first is drawn as its last message comes in; the two others came within a frame of that render
+    expect(renders() - before).toBe(1);
+    expect(hook.result.current.live.lastCompleted?.seq).toBe(1);
+    wait(20);
+    expect(renders() - before).toBe(2);
+    expect(hook.result.current.live.lastCompleted?.seq).toBe(3);
+    expect(hook.result.current.live.completed.map((q) => q.seq)).toEqual([1, 2, 3]);
+  });
+
+  it("leaves a frame between two renders of complete cycles", () => {
+    const { hook, ws, wait } = setup();
+    wait(200);
+    act(() => {
+      ws.push(start(1));
+      ws.push(end(1, 1));
+    });
+    wait(1);
+    act(() => {
+      ws.push(start(2));
+      ws.push(end(2, 1));
+    });
+    wait(5);
+    expect(hook.result.current.live.lastCompleted?.seq).toBe(1);
+    wait(12);
+    expect(hook.result.current.live.lastCompleted?.seq).toBe(2);
+  });
+
+  it("draws a cycle complete at once when only part of it was drawn last", () => {
+    const { hook, ws, wait } = setup();
+    wait(200);
+    act(() => ws.push(start(1)));
+    wait(100);
+    expect(hook.result.current.live.cycle?.seq).toBe(1);
+    expect(hook.result.current.live.lastCompleted).toBeNull();
+    act(() => ws.push(end(1, 1)));
+    expect(hook.result.current.live.lastCompleted?.seq).toBe(1);
+  });
+
+  it("redraws a cycle still arriving at most every 100 ms", () => {
+    const { hook, ws, wait } = setup();
+    wait(200);
+    act(() => {
+      ws.push(start(1));
+      ws.push(end(1, 1));
+    });
+    expect(hook.result.current.live.lastCompleted?.seq).toBe(1);
+    act(() => ws.push(start(2)));
+    wait(30);
+    act(() => ws.push(stage(2, 1)));
+    wait(30);
+    // cycle 2 is not drawn yet: what is shown is cycle 1
+    expect(hook.result.current.live.cycle?.seq).toBe(1);
+    wait(45);
+    expect(hook.result.current.live.cycle?.seq).toBe(2);
+    expect(hook.result.current.live.cycle?.stages).toHaveLength(1);
+    expect(hook.result.current.live.lastCompleted?.seq).toBe(1);
   });
 });

@@ -1,10 +1,13 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { flushSync } from "react-dom";
 import { ReplayStream, type ConnectionState, type StreamOptions } from "./client";
+import { flushDueAt } from "./flushPolicy";
+import { later } from "./later";
 import { INITIAL_LIVE, reduce, type LiveState } from "./liveState";
 import type { ServerMsg } from "./protocol";
 
-const MIN_FLUSH_MS = 100;
-const PARTIAL_MS = 100;
+/** How long a render waits for its frame before the next one may start anyway (a hidden page has no frames). */
+const HIDDEN_FRAME_MS = 500;
 /** The messages of a cycle before its `cycle.end`. */
 const PARTIAL_TYPES = new Set<ServerMsg["type"]>(["cycle.start", "stage", "filter", "postFilter", "score", "selection"]);
 
@@ -23,10 +26,10 @@ export interface UseReplayStream {
 }
 
 /**
- * Follow a replay's websocket while `enabled`. Messages are applied in batches, at most ~10 times a second and
- * on an animation frame, so a fast replay does not re-render the page for every message; a cycle is drawn as soon
- * as its last message is in (unless the page was drawn less than MIN_FLUSH_MS ago). Changing replayId/mode/after opens
- * a new stream.
+ * Follow a replay's websocket while `enabled`. Messages are applied in batches, so a fast replay does not re-render
+ * the page for every message: a cycle is drawn as soon as its last message is in, unless the last render is not on
+ * screen yet (then the cycles that end meanwhile are drawn once, the newest, after that frame); a cycle still
+ * arriving at most ~10 times a second (flushPolicy.ts). Changing replayId/mode/after opens a new stream.
  */
 export function useReplayStream(
   enabled: boolean,
@@ -58,54 +61,77 @@ export function useReplayStream(
     let complete = false;
     // when the first buffered message of a cycle still arriving came in
     let partialSince: number | null = null;
+    // when the last render ended, and how long it took
     let lastFlush = Number.NEGATIVE_INFINITY;
-    let timer: ReturnType<typeof setTimeout> | null = null;
+    let lastCost = 0;
+    // the last render has not reached the screen yet: the next one waits for that frame (unless the last one drew
+    // only part of a cycle: the complete cycle may replace it before it is painted)
+    let framePending = false;
+    let lastPartial = false;
     let frame: number | null = null;
+    let frameTimer: ReturnType<typeof setTimeout> | null = null;
+    let cancelTimer: (() => void) | null = null;
     let dueAt = Number.POSITIVE_INFINITY;
     const useRaf = typeof window.requestAnimationFrame === "function" && import.meta.env.MODE !== "test";
-    // At most ~10 renders a second (a 5000-node cycle costs tens of milliseconds to render and lay out); a cycle
-    // that is still arriving is drawn only once its first message is PARTIAL_MS old, so that a cycle whose messages
-    // come together is drawn once, complete, as soon as its last message is in.
-    const dueTime = () => Math.max(lastFlush + MIN_FLUSH_MS, complete ? 0 : (partialSince ?? Number.POSITIVE_INFINITY) + PARTIAL_MS);
+    const dueTime = () =>
+      framePending && !(complete && lastPartial)
+        ? Number.POSITIVE_INFINITY
+        : flushDueAt({ pending: buffer.length > 0, complete, partialSince, lastFlush, lastCost, lastPartial });
     const cancel = () => {
-      if (timer !== null) clearTimeout(timer);
-      if (frame !== null) window.cancelAnimationFrame(frame);
-      timer = null;
-      frame = null;
+      cancelTimer?.();
+      cancelTimer = null;
       dueAt = Number.POSITIVE_INFINITY;
     };
     const arm = (due: number) => {
       cancel();
+      if (due === Number.POSITIVE_INFINITY) return;
       dueAt = due;
-      const wait = due - performance.now();
-      if (wait > 0) timer = setTimeout(flush, wait);
-      else if (useRaf) frame = window.requestAnimationFrame(flush);
-      else timer = setTimeout(flush, 16);
+      // ahead of the messages already queued: they would only join the buffer, after this render
+      cancelTimer = later(flush, due - performance.now());
     };
-    function flush() {
-      timer = null;
+    const framed = () => {
+      if (frame !== null) window.cancelAnimationFrame(frame);
+      if (frameTimer !== null) clearTimeout(frameTimer);
       frame = null;
-      dueAt = Number.POSITIVE_INFINITY;
+      frameTimer = null;
+      framePending = false;
+      // not in this callback: what is rendered now would replace the last render before that one is painted
+      if (buffer.length) arm(dueTime());
+    };
+    // Apply the buffer and render at once, in this task: a render left to React's scheduler would wait behind
+    // every message already received (a fast replay sends hundreds a second).
+    function flush() {
+      cancel();
       if (!buffer.length) return;
       const due = dueTime();
-      const now = performance.now();
-      if (due > now + 1) {
+      const start = performance.now();
+      if (due > start + 1) {
         arm(due);
         return;
       }
-      lastFlush = now;
       const batch = buffer;
+      lastPartial = !complete;
       buffer = [];
       complete = false;
       partialSince = null;
-      stateRef.current = reduce(stateRef.current, batch);
-      setLive(stateRef.current);
+      const next = reduce(stateRef.current, batch);
+      stateRef.current = next;
+      flushSync(() => setLive(next));
+      lastFlush = performance.now();
+      lastCost = lastFlush - start;
+      // the frame that paints this render starts with its animation-frame callbacks
+      framePending = true;
+      if (frame !== null) window.cancelAnimationFrame(frame);
+      if (frameTimer !== null) clearTimeout(frameTimer);
+      // (a hidden page has no frames: the timer goes on applying what comes in, about once a second there)
+      if (useRaf) frame = window.requestAnimationFrame(framed);
+      frameTimer = setTimeout(framed, useRaf ? HIDDEN_FRAME_MS : 0);
     }
-    const schedule = () => {
+    function schedule() {
       const due = dueTime();
-      if ((timer !== null || frame !== null) && dueAt <= due) return;
-      arm(due);
-    };
+      if (due <= performance.now()) flush();
+      else if (!(cancelTimer !== null && dueAt <= due)) arm(due);
+    }
     const stream = new ReplayStream(
       { replayId, mode, after, topk, socketFactory },
       {
@@ -136,6 +162,8 @@ export function useReplayStream(
     return () => {
       stream.stop();
       cancel();
+      if (frame !== null) window.cancelAnimationFrame(frame);
+      if (frameTimer !== null) clearTimeout(frameTimer);
       streamRef.current = null;
     };
   }, [enabled, replayId, mode, after, topk, socketFactory]);
@@ -157,5 +185,7 @@ export function useReplayStream(
     if (streamRef.current) streamRef.current.seek(cycle);
     else desired.current.seek = cycle;
   }, []);
-  return { live, connection, detail, controls: { play, pause, step, seek } };
+  // the same object while the stream lasts, so that callbacks built on it stay the same too
+  const controls = useMemo(() => ({ play, pause, step, seek }), [play, pause, step, seek]);
+  return { live, connection, detail, controls };
 }
