@@ -21,8 +21,9 @@ decompressed size (declared sizes checked first, bytes actually produced counted
 unsafe archive members (absolute paths, ``..``, links, devices) refused; YAML is read straight from
 the parser's event stream, so nesting depth, alias use and alias expansion are measured before any
 large structure exists, and only the plain YAML types are accepted (no tags beyond ``!!str``,
-``!!int``, ``!!float``, ``!!bool``, ``!!null``, ``!!map``, ``!!seq``); duplicate keys, invalid UTF-8,
-NaN/Infinity and non-Kubernetes documents are reported.
+``!!int``, ``!!float``, ``!!bool``, ``!!null``, ``!!map``, ``!!seq``); a JSON text's nesting depth, its
+values and the Kubernetes objects of its top-level array or ``*List`` are counted on its bytes before
+it is built; duplicate keys, invalid UTF-8, NaN/Infinity and non-Kubernetes documents are reported.
 """
 
 from __future__ import annotations
@@ -73,13 +74,16 @@ class Limits:
 
     - ``max_upload_bytes``: the raw upload; ``max_decompressed_bytes``: all manifest files of an
       archive (or a gzip stream) once decompressed; ``max_archive_members``: entries in an archive.
-    - ``max_objects``: Kubernetes objects (of any kind); ``max_depth``: nesting of mappings and lists.
+    - ``max_objects``: Kubernetes objects (of any kind); a JSON file's top-level array or ``*List``
+      over it is refused before it is built (``json_objects``). ``max_depth``: nesting of mappings and
+      lists.
     - ``max_yaml_aliases``: aliases in one YAML document; ``max_alias_expansion``: nodes aliases may add
       to an upload beyond the nodes its text holds (so aliases at most about double a document).
-    - ``max_yaml_nodes``: YAML scalars, mappings, sequences, aliases and documents in an upload. YAML is
-      read at roughly a million nodes a second; this bounds the time. 2M nodes is about 17 MiB of
-      ordinary ``kubectl -o yaml`` output; larger clusters are better uploaded as JSON, which is read
-      at C speed.
+    - ``max_yaml_nodes``: YAML parser events in an upload (a scalar or an alias is one, a mapping, a
+      sequence or a document two: its start and its end). YAML is read at a few hundred thousand to a
+      million events a second; this bounds the time (under 5 s of CPU). 1.5M events is about 13 MiB
+      of ordinary ``kubectl -o yaml`` output; larger clusters are better uploaded as JSON, which is
+      read at C speed.
     - ``max_json_values``: values (objects, arrays, scalars) in one JSON file, counted at C speed before
       it is parsed; bounds memory (a dense JSON file can take 25 times its size). 5M values is more than
       50 MiB of ordinary ``kubectl -o json`` output holds.
@@ -93,7 +97,7 @@ class Limits:
     max_archive_members: int = 1000
     max_yaml_aliases: int = 10_000
     max_alias_expansion: int = 100_000
-    max_yaml_nodes: int = 2_000_000
+    max_yaml_nodes: int = 1_500_000
     max_json_values: int = 5_000_000
     max_problems: int = 100
 
@@ -702,7 +706,7 @@ class JsonShape:
     huge_numbers: bool  # a number that may not fit a float
     # at most how many Kubernetes objects json_objects can find: the objects in a top-level array,
     # or two levels down in a top-level object, less one
-    candidates: int = 0
+    candidates: int
 
 
 def _levels(codes: _Codes) -> Iterator[tuple[_Codes, npt.NDArray[np.int32], npt.NDArray[np.int64]]]:
