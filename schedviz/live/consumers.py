@@ -23,7 +23,6 @@ import contextlib
 import json
 from datetime import datetime
 from typing import Any
-from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
@@ -31,19 +30,15 @@ from schedviz.streaming import qos
 from schedviz.streaming.controls import PlaybackControls
 from schedviz.streaming.db import stream_db
 from schedviz.streaming.protocol import (
-    TOP_K_DEFAULT,
-    TOP_K_MAX,
     Position,
     cycle_messages,
     node_messages,
-    parse_position,
 )
 
 POLL_SECONDS = 2.0
 BATCH_CYCLES = 50
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
-CLOSE_BAD_REQUEST = 4400
 END = 10**9
 
 
@@ -179,20 +174,7 @@ class LiveClusterConsumer(PlaybackControls, AsyncWebsocketConsumer):
             await self.close(code=CLOSE_NOT_FOUND)
             return
         self.cluster_id = cluster.pk
-        qs = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
-        try:
-            self.after = parse_position((qs.get("after") or [""])[0])
-            self.topk = max(1, min(int((qs.get("topk") or [TOP_K_DEFAULT])[0]), TOP_K_MAX))
-        except ValueError as exc:
-            await self.send_json({"type": "error", "code": "bad_request", "message": str(exc)})
-            await self.close(code=CLOSE_BAD_REQUEST)
-            return
-        self.mode = (qs.get("mode") or ["live"])[0]
-        if self.mode not in ("live", "playback"):
-            await self.send_json(
-                {"type": "error", "code": "bad_request", "message": "mode: live or playback"}
-            )
-            await self.close(code=CLOSE_BAD_REQUEST)
+        if not await self._stream_options():
             return
         from .services import group
 

@@ -10,7 +10,6 @@ import os
 import threading
 from collections import OrderedDict
 from typing import Any
-from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
@@ -18,7 +17,7 @@ from schedviz.streaming import qos
 from schedviz.streaming.controls import PlaybackControls
 from schedviz.streaming.db import stream_db
 
-from .protocol import TOP_K_DEFAULT, TOP_K_MAX, Position, cycle_messages, node_messages, parse_position
+from .protocol import Position, cycle_messages, node_messages
 from .publish import group
 
 log = logging.getLogger(__name__)
@@ -28,7 +27,6 @@ LAYER_RETRY_MAX_SECONDS = 5.0
 BATCH_CYCLES = 50
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
-CLOSE_BAD_REQUEST = 4400
 
 
 @stream_db
@@ -226,20 +224,7 @@ class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):
         if self.replay is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        qs = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
-        try:
-            self.after = parse_position((qs.get("after") or [""])[0])
-            self.topk = max(1, min(int((qs.get("topk") or [TOP_K_DEFAULT])[0]), TOP_K_MAX))
-        except ValueError as exc:
-            await self.send_json({"type": "error", "code": "bad_request", "message": str(exc)})
-            await self.close(code=CLOSE_BAD_REQUEST)
-            return
-        self.mode = (qs.get("mode") or ["live"])[0]
-        if self.mode not in ("live", "playback"):
-            await self.send_json(
-                {"type": "error", "code": "bad_request", "message": "mode: live or playback"}
-            )
-            await self.close(code=CLOSE_BAD_REQUEST)
+        if not await self._stream_options():
             return
         await self._join()
         await self._hello()

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
 
-from .protocol import Position
+from .protocol import TOP_K_DEFAULT, TOP_K_MAX, Position, parse_position
 
 AFTER_CYCLE = 10**9  # part index meaning "after all of that cycle"
+CLOSE_BAD_REQUEST = 4400
 
 
 class PlaybackControls:
@@ -20,6 +22,8 @@ class PlaybackControls:
 
     mode: str
     after: Position
+    topk: int
+    scope: dict[str, Any]
     wake: asyncio.Event
     speed: float
     playing: bool
@@ -29,8 +33,25 @@ class PlaybackControls:
 
         async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None: ...
 
+        async def close(self, code: int | None = None, reason: str | None = None) -> None: ...
+
     async def send_json(self, msg: dict[str, Any]) -> None:
         await self.send(text_data=json.dumps(msg, separators=(",", ":")))
+
+    async def _stream_options(self) -> bool:
+        """``after``, ``topk`` and ``mode`` from the query string; on a bad one, an error and the close."""
+        qs = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        try:
+            self.after = parse_position((qs.get("after") or [""])[0])
+            self.topk = max(1, min(int((qs.get("topk") or [TOP_K_DEFAULT])[0]), TOP_K_MAX))
+            self.mode = (qs.get("mode") or ["live"])[0]
+            if self.mode not in ("live", "playback"):
+                raise ValueError("mode: live or playback")
+        except ValueError as exc:
+            await self._bad(str(exc))
+            await self.close(code=CLOSE_BAD_REQUEST)
+            return False
+        return True
 
     async def _bad(self, message: str) -> None:
         await self.send_json({"type": "error", "code": "bad_request", "message": message})
