@@ -194,11 +194,11 @@ HOOKS = r"""
       const t = performance.now();
       B.messages++;
       const d = ev.data;
-      if (typeof d === "string" && d.length < 65536 && d.includes('"cycle.end"')) {
-        try {
-          const m = JSON.parse(d);
-          if (m.type === "cycle.end") B.pending[m.pos[0]] = t;
-        } catch (e) { /* not ours */ }
+      // a cycle.end is the last message of its cycle, alone or at the end of a batched frame:
+      // read from the frame's tail, without parsing the whole frame on the page's main thread
+      if (typeof d === "string" && d.lastIndexOf('{"type":"cycle.end"') >= 0) {
+        const m = /"pos":\[(\d+),\d+\]\}\]?$/.exec(d.slice(-48));
+        if (m) B.pending[Number(m[1])] = t;
       }
     });
     return ws;

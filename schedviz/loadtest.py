@@ -131,6 +131,7 @@ class StreamStats:
     streams: int = 0  # complete streams, start (or resume point) to `end`
     resumes: int = 0
     messages: int = 0
+    frames: int = 0  # websocket frames (a batched frame carries a cycle's messages)
     cycles: int = 0
     gaps: int = 0
     duplicates: int = 0
@@ -191,61 +192,87 @@ async def _stream(
         while True:
             remaining = deadline + 120 - time.monotonic()  # a stream in progress may finish late
             raw = await asyncio.wait_for(ws.recv(), timeout=max(5.0, min(remaining, 120.0)))
-            st.messages += 1
-            head = _cycle_part(raw)
-            msg: dict[str, Any]
-            if head is not None:
-                kind, msg = head[0], {"pos": head[1]}
-            else:
-                msg = json.loads(raw)
-                kind = str(msg.get("type"))
-            if "pos" in msg:
-                pos = (int(msg["pos"][0]), int(msg["pos"][1]))
-                if first:
-                    st.first_message_s.append(time.perf_counter() - t0)
-                    first = False
-                if prev is not None and pos <= prev:
-                    st.duplicates += 1
-                    st.errors.append(f"duplicate or out of order: {pos} after {prev}")
-                elif prev is not None and prev != (0, -1):
-                    expected_next = _next_pos(prev, st.parts)
-                    same_cycle = pos[0] == prev[0] and pos[1] == prev[1] + 1
-                    next_cycle = pos[0] == prev[0] + 1 and pos[1] == 0
-                    if expected_next is not None and pos != expected_next:
-                        st.gaps += 1
-                        st.errors.append(f"gap: {pos} after {prev} (expected {expected_next})")
-                    elif expected_next is None and not (same_cycle or next_cycle):
-                        st.gaps += 1
-                        st.errors.append(f"gap: {pos} after {prev}")
-                elif prev in (None, (0, -1)) and pos != (1, 0):
-                    st.gaps += 1
-                    st.errors.append(f"the stream starts at {pos}, not (1, 0)")
-                if kind == "cycle.start":
-                    cycle_parts = 0
-                cycle_parts += 1
-                if kind == "cycle.end":
-                    st.cycles += 1
-                    known = st.parts.get(pos[0])
-                    if after is None and pos[1] == cycle_parts - 1:  # a full cycle seen from its start
-                        if known is not None and known != cycle_parts:
-                            st.errors.append(f"cycle {pos[0]}: {cycle_parts} parts, earlier {known}")
-                        st.parts[pos[0]] = cycle_parts
-                prev = pos
-                if cursor is not None:
-                    cursor[0] = pos
-            elif kind == "hello" and msg["replay"]["attempt"] != 1:
-                st.errors.append(f"unexpected attempt {msg['replay']['attempt']}")
-            elif kind == "end":
-                last = prev[0] if prev else 0
-                if expect_total is not None and last != expect_total:
-                    st.gaps += 1
-                    st.errors.append(f"ended after cycle {last}, expected {expect_total}")
-                st.last_seq = max(st.last_seq, last)
-                st.streams += 1
-                return prev
-            elif kind == "status" and msg.get("status") in ("failed", "cancelled"):
-                st.errors.append(f"replay {msg.get('status')}: {msg.get('reason')}")
-                return prev
+            st.frames += 1
+            for kind, msg in _frame_messages(raw):
+                st.messages += 1
+                over, prev, cycle_parts, first = _check(kind, msg, st, after, prev, cycle_parts, first, t0, cursor)
+                if over is not None:
+                    if over:
+                        last = prev[0] if prev else 0
+                        if expect_total is not None and last != expect_total:
+                            st.gaps += 1
+                            st.errors.append(f"ended after cycle {last}, expected {expect_total}")
+                        st.last_seq = max(st.last_seq, last)
+                        st.streams += 1
+                    return prev
+
+
+def _frame_messages(raw: str | bytes) -> list[tuple[str, dict[str, Any]]]:
+    """(type, message) of every message a frame carries: one, or a batched cycle's (a JSON array)."""
+    if isinstance(raw, str) and raw.startswith("["):
+        return [(str(m.get("type")), m) for m in json.loads(raw)]
+    head = _cycle_part(raw)
+    if head is not None:
+        return [(head[0], {"pos": head[1]})]
+    msg = json.loads(raw)
+    return [(str(msg.get("type")), msg)]
+
+
+def _check(
+    kind: str,
+    msg: dict[str, Any],
+    st: StreamStats,
+    after: tuple[int, int] | None,
+    prev: tuple[int, int] | None,
+    cycle_parts: int,
+    first: bool,
+    t0: float,
+    cursor: list[tuple[int, int] | None] | None,
+) -> tuple[bool | None, tuple[int, int] | None, int, bool]:
+    """Checks one message against the previous position. Returns (over, prev, cycle_parts, first):
+    ``over`` is None while the stream goes on, True after its ``end``, False when the replay failed."""
+    if "pos" in msg:
+        pos = (int(msg["pos"][0]), int(msg["pos"][1]))
+        if first:
+            st.first_message_s.append(time.perf_counter() - t0)
+            first = False
+        if prev is not None and pos <= prev:
+            st.duplicates += 1
+            st.errors.append(f"duplicate or out of order: {pos} after {prev}")
+        elif prev is not None and prev != (0, -1):
+            expected_next = _next_pos(prev, st.parts)
+            same_cycle = pos[0] == prev[0] and pos[1] == prev[1] + 1
+            next_cycle = pos[0] == prev[0] + 1 and pos[1] == 0
+            if expected_next is not None and pos != expected_next:
+                st.gaps += 1
+                st.errors.append(f"gap: {pos} after {prev} (expected {expected_next})")
+            elif expected_next is None and not (same_cycle or next_cycle):
+                st.gaps += 1
+                st.errors.append(f"gap: {pos} after {prev}")
+        elif prev in (None, (0, -1)) and pos != (1, 0):
+            st.gaps += 1
+            st.errors.append(f"the stream starts at {pos}, not (1, 0)")
+        if kind == "cycle.start":
+            cycle_parts = 0
+        cycle_parts += 1
+        if kind == "cycle.end":
+            st.cycles += 1
+            known = st.parts.get(pos[0])
+            if after is None and pos[1] == cycle_parts - 1:  # a full cycle seen from its start
+                if known is not None and known != cycle_parts:
+                    st.errors.append(f"cycle {pos[0]}: {cycle_parts} parts, earlier {known}")
+                st.parts[pos[0]] = cycle_parts
+        if cursor is not None:
+            cursor[0] = pos
+        return None, pos, cycle_parts, first
+    if kind == "hello" and msg["replay"]["attempt"] != 1:
+        st.errors.append(f"unexpected attempt {msg['replay']['attempt']}")
+    elif kind == "end":
+        return True, prev, cycle_parts, first
+    elif kind == "status" and msg.get("status") in ("failed", "cancelled"):
+        st.errors.append(f"replay {msg.get('status')}: {msg.get('reason')}")
+        return False, prev, cycle_parts, first
+    return None, prev, cycle_parts, first
 
 
 async def _watcher(
@@ -449,6 +476,7 @@ def _merge_streams(parts: list[StreamStats]) -> StreamStats:
         out.streams += st.streams
         out.resumes += st.resumes
         out.messages += st.messages
+        out.frames += st.frames
         out.cycles += st.cycles
         out.gaps += st.gaps
         out.duplicates += st.duplicates
@@ -491,7 +519,7 @@ def run(
     else:
         ids = prepare_replay(http_, nodes, pods)
     ws_base = url.replace("https://", "wss://").replace("http://", "ws://").rstrip("/")
-    ws_url = f"{ws_base}/ws/replays/{ids['replay']}/?token={urllib.parse.quote(token)}"
+    ws_url = f"{ws_base}/ws/replays/{ids['replay']}/?token={urllib.parse.quote(token)}&batch=1"
     pids = pids or []
     nproc = max(1, min(clients, processes or min(4, -(-clients // 50))))
     t0 = time.monotonic()
@@ -547,6 +575,7 @@ def run(
             "resumes": stream.resumes,
             "messages": stream.messages,
             "messagesPerSecond": round(stream.messages / elapsed, 1),
+            "frames": stream.frames,
             "cycleEnds": stream.cycles,
             "gaps": stream.gaps,
             "duplicates": stream.duplicates,
@@ -579,7 +608,7 @@ def summary(r: dict[str, Any]) -> str:
         f"replay {r['replay']}: {r['nodes'] or '?'} nodes, {r['cycles']} cycles; {r['clients']} websocket clients "
         f"for {r['durationSeconds']} s",
         f"streams: {s['complete']} complete ({s['resumes']} resumed mid-replay), {s['messages']} messages "
-        f"({s['messagesPerSecond']}/s), gaps {s['gaps']}, duplicates {s['duplicates']}, reconnects {s['reconnects']}",
+        f"({s['messagesPerSecond']}/s) in {s['frames']} frames, gaps {s['gaps']}, duplicates {s['duplicates']}, reconnects {s['reconnects']}",
         f"api: {a['requests']} requests ({a['ratePerSecond']}/s), p50 {a['p50Ms']} ms, p95 {a['p95Ms']} ms, "
         f"p99 {a['p99Ms']} ms, max {a['maxMs']} ms, statuses {a['statuses']}",
     ]

@@ -32,6 +32,7 @@ from schedviz.streaming.db import stream_db
 from schedviz.streaming.protocol import (
     Position,
     cycle_messages,
+    frames,
     node_messages,
 )
 
@@ -223,10 +224,11 @@ class LiveClusterConsumer(PlaybackControls, AsyncWebsocketConsumer):
     ) -> None:
         await qos.turn()
         start = self.after
-        for msg in live_messages(seq, payload, live, self.topk):
-            pos = (msg["pos"][0], msg["pos"][1])
-            if pos <= start:
-                continue
+        encoded = [
+            ((m["pos"][0], m["pos"][1]), json.dumps(m, separators=(",", ":")))
+            for m in live_messages(seq, payload, live, self.topk)
+        ]
+        for pos, text in frames(encoded, start, self.batch):
             if self.after != start:
                 return  # a seek arrived meanwhile
             if nodeset is not None and nodeset != self.nodeset:
@@ -235,7 +237,7 @@ class LiveClusterConsumer(PlaybackControls, AsyncWebsocketConsumer):
                 for m in node_messages(self._names[nodeset]):
                     await self.send_json({**m, "nodeSet": nodeset})
                 self.nodeset = nodeset
-            await self.send_json(msg)
+            await self.send(text_data=text)
             start = self.after = pos
         if self.after == start:
             self.after = (seq, END)

@@ -17,7 +17,7 @@ from schedviz.streaming import qos
 from schedviz.streaming.controls import PlaybackControls
 from schedviz.streaming.db import stream_db
 
-from .protocol import Position, cycle_messages, node_messages
+from .protocol import Position, cycle_messages, frames, node_messages
 from .publish import group
 
 log = logging.getLogger(__name__)
@@ -288,9 +288,7 @@ class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):
             _cache.put(key, encoded)
         await qos.turn()
         start = self.after
-        for pos, text in encoded:
-            if pos <= start:
-                continue
+        for pos, text in frames(encoded, start, self.batch):
             if self.after != start:
                 return  # a seek arrived while this cycle was being sent: it decides where to go next
             await self.send(text_data=text)

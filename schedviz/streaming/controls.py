@@ -23,6 +23,7 @@ class PlaybackControls:
     mode: str
     after: Position
     topk: int
+    batch: bool
     scope: dict[str, Any]
     wake: asyncio.Event
     speed: float
@@ -39,7 +40,8 @@ class PlaybackControls:
         await self.send(text_data=json.dumps(msg, separators=(",", ":")))
 
     async def _stream_options(self) -> bool:
-        """``after``, ``topk`` and ``mode`` from the query string; on a bad one, an error and the close."""
+        """``after``, ``topk``, ``mode`` and ``batch`` from the query string; on a bad one, an error and
+        the close."""
         qs = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         try:
             self.after = parse_position((qs.get("after") or [""])[0])
@@ -47,6 +49,10 @@ class PlaybackControls:
             self.mode = (qs.get("mode") or ["live"])[0]
             if self.mode not in ("live", "playback"):
                 raise ValueError("mode: live or playback")
+            batch = (qs.get("batch") or ["0"])[0]
+            if batch not in ("0", "1"):
+                raise ValueError("batch: 0 or 1")
+            self.batch = batch == "1"
         except ValueError as exc:
             await self._bad(str(exc))
             await self.close(code=CLOSE_BAD_REQUEST)

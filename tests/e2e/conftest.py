@@ -8,6 +8,7 @@ Screenshots go to ``test-artifacts/screenshots/`` (a failing test leaves ``FAILE
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from collections.abc import Callable, Generator, Iterator
@@ -27,6 +28,13 @@ ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ARTIFACTS / "screenshots"
 SAMPLE = ROOT / "schedviz" / "samples" / "cluster.yaml"
 REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+
+
+def frame_messages(payload: str | bytes) -> list[dict[str, Any]]:
+    """The messages of one websocket frame: the explorer asks for batched frames (docs/streaming.md),
+    where a frame is one message or a JSON array of a cycle's messages."""
+    data = json.loads(payload)
+    return data if isinstance(data, list) else [data]
 
 
 def _unavailable(why: str) -> None:

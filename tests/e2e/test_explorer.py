@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .conftest import SAMPLE
+from .conftest import SAMPLE, frame_messages
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page, WebSocket
@@ -148,7 +148,7 @@ def test_upload_snapshot_then_a_broken_manifest(
 
 def _frames(ws: WebSocket) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    ws.on("framereceived", lambda payload: out.append(json.loads(payload)))
+    ws.on("framereceived", lambda payload: out.extend(frame_messages(payload)))
     return out
 
 
@@ -265,7 +265,7 @@ def test_replay_streams_stages_and_verdicts_over_the_websocket(
 
     # play the rest at 25 cycles a second: every cycle arrives, once, in order, and the view ends on the last one
     page.get_by_label("Playback speed, cycles per second").select_option("25")
-    with ws.expect_event("framereceived", predicate=lambda p: json.loads(p)["type"] == "end", timeout=30_000):
+    with ws.expect_event("framereceived", predicate=lambda p: frame_messages(p)[-1]["type"] == "end", timeout=30_000):
         page.get_by_role("button", name="Play the replay cycle by cycle").click()
         expect(page.get_by_role("button", name="Pause playback")).to_be_visible()
     ended = [f["pos"][0] for f in frames if f["type"] == "cycle.end"]

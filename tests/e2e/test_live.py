@@ -9,7 +9,6 @@ figure on the page with the API (or with the websocket frames the page received)
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import re
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import ROOT, frame_messages
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page, WebSocket
@@ -231,7 +230,7 @@ def test_a_watched_cluster_streams_its_decisions(
 
     def on_ws(ws: WebSocket) -> None:
         if f"/ws/clusters/{cid}/" in ws.url:
-            ws.on("framereceived", lambda payload: frames.append(json.loads(payload)))
+            ws.on("framereceived", lambda payload: frames.extend(frame_messages(payload)))
 
     page.on("websocket", on_ws)
     row.get_by_role("link", name=cluster["name"]).click()

@@ -152,6 +152,25 @@ async def test_resuming_mid_cycle_sends_the_nodes_again_then_the_rest_and_follow
     await comm.disconnect()
 
 
+async def test_batched_frames_keep_the_node_sets_before_their_cycles() -> None:
+    cid, token, _ = await make_cluster()
+    comm = WebsocketCommunicator(application, f"/ws/clusters/{cid}/?token={token}")
+    assert (await comm.connect())[0]
+    plain = await receive_until(comm, lambda m: m["type"] == "status")
+    await comm.disconnect()
+    comm = WebsocketCommunicator(application, f"/ws/clusters/{cid}/?token={token}&batch=1")
+    assert (await comm.connect())[0]
+    frames: list[Any] = []
+    while not (frames and isinstance(frames[-1], dict) and frames[-1]["type"] == "status"):
+        frames.append(json.loads(await comm.receive_from(timeout=10)))
+    await comm.disconnect()
+    flat = [m for f in frames for m in (f if isinstance(f, list) else [f])]
+    assert flat == plain
+    cycles = [f for f in frames if isinstance(f, list)]
+    assert [f[-1]["type"] for f in cycles] == ["live.verdict"] * 4
+    assert [{m["pos"][0] for m in f} for f in cycles] == [{1}, {2}, {3}, {4}]
+
+
 async def test_playback_steps_and_ends() -> None:
     cid, token, _ = await make_cluster()
     comm = WebsocketCommunicator(application, f"/ws/clusters/{cid}/?token={token}&mode=playback")

@@ -100,6 +100,60 @@ async def test_reconnect_resumes_without_gap_or_duplicate() -> None:
     assert positions(rest) == [p for p in all_pos if p > cut]
 
 
+async def frames_until_end(comm: WebsocketCommunicator) -> list[Any]:
+    out: list[Any] = []
+    for _ in range(2000):
+        frame = json.loads(await comm.receive_from(timeout=10))
+        out.append(frame)
+        if isinstance(frame, dict) and frame["type"] == "end":
+            return out
+    raise AssertionError("no end")
+
+
+def flatten(frames: list[Any]) -> list[dict[str, Any]]:
+    return [m for f in frames for m in (f if isinstance(f, list) else [f])]
+
+
+async def test_batched_frames_carry_the_same_messages_one_frame_per_cycle() -> None:
+    rid, token = await make_replay(extra_pods=3)
+    comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}")
+    await comm.connect()
+    plain = await receive_all(comm)
+    await comm.disconnect()
+    comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}&batch=1")
+    await comm.connect()
+    frames = await frames_until_end(comm)
+    await comm.disconnect()
+    assert flatten(frames) == plain
+    batched = [f for f in frames if isinstance(f, list)]
+    # every cycle of this small cluster fits one frame: start first, end last, nothing else batched
+    assert [[m["pos"][0] for m in f] for f in batched] == [[q] * len(f) for q, f in enumerate(batched, 1)]
+    assert all(f[0]["type"] == "cycle.start" and f[-1]["type"] == "cycle.end" for f in batched)
+    assert all("pos" not in f for f in frames if isinstance(f, dict))
+    # resuming mid-cycle: the rest of that cycle in one frame, then whole cycles
+    all_pos = positions(plain)
+    cut = next(p for p in all_pos if p[0] == 2 and p[1] == 3)
+    comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}&batch=1&after=2.3")
+    await comm.connect()
+    rest = await frames_until_end(comm)
+    await comm.disconnect()
+    assert positions(flatten(rest)) == [p for p in all_pos if p > cut]
+    first = next(f for f in rest if isinstance(f, list))
+    assert first[0]["pos"] == [2, 4] and first[-1]["type"] == "cycle.end"
+
+
+async def test_a_bad_stream_option_is_named_and_the_socket_closed() -> None:
+    rid, token = await make_replay()
+    for query, field in (("batch=yes", "batch"), ("mode=fast", "mode"), ("after=x", "after")):
+        comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}&{query}")
+        await comm.connect()
+        err = json.loads(await comm.receive_from(timeout=5))
+        assert err["type"] == "error" and err["message"].startswith(f"{field}:"), query
+        out = await comm.receive_output(timeout=5)
+        assert out["type"] == "websocket.close" and out["code"] == 4400
+        await comm.disconnect()
+
+
 async def test_playback_controls() -> None:
     rid, token = await make_replay(extra_pods=3)
     comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}&mode=playback")
@@ -162,3 +216,18 @@ def test_filter_messages_are_chunked_below_a_mebibyte() -> None:
     chunks = [m for m in msgs if m["type"] == "filter"]
     assert [c["offset"] for c in chunks] == list(range(0, n, FILTER_CHUNK))
     assert max(len(json.dumps(m)) for m in msgs) < 2**20
+
+
+def test_batched_frames_stay_below_their_budget_and_carry_each_message_once() -> None:
+    from schedviz.streaming.protocol import FRAME_BYTES, frames
+
+    encoded = [((1, i), json.dumps({"type": "filter", "pad": "x" * 150_000, "pos": [1, i]})) for i in range(9)]
+    batched = frames(encoded, (0, -1), batch=True)
+    assert 1 < len(batched) < len(encoded)
+    assert all(len(text) <= FRAME_BYTES for _, text in batched)
+    got = [m["pos"] for _, text in batched for m in json.loads(text)]
+    assert got == [[1, i] for i in range(9)]
+    assert [pos for pos, text in batched] == [tuple(json.loads(text)[-1]["pos"]) for _, text in batched]
+    # after a position: only what follows it; unbatched: one frame per message
+    assert [pos for pos, _ in frames(encoded, (1, 6), batch=False)] == [(1, 7), (1, 8)]
+    assert frames(encoded, (1, 8), batch=True) == []

@@ -87,17 +87,21 @@ export function ReplayPage() {
   // the stream says the replay finished, or was re-run: refresh the REST view of it
   const { reload: reloadReplay } = replay;
   const { reload: reloadQueue } = queue;
-  const lastStatus = useRef<string | null>(null);
+  // (also when the replay ended between the page's first read and the stream's hello: the stream's
+  // first word is then already the final status)
+  const reloadedFor = useRef<string | null>(null);
+  const restActive = !!r && ACTIVE.has(r.status);
   useEffect(() => {
-    if (live.status && live.status !== lastStatus.current) {
-      const was = lastStatus.current;
-      lastStatus.current = live.status;
-      if (was !== null && !ACTIVE.has(live.status)) {
-        reloadReplay();
-        reloadQueue();
-      }
+    if (!live.status || ACTIVE.has(live.status)) {
+      reloadedFor.current = null;
+      return;
     }
-  }, [live.status, reloadReplay, reloadQueue]);
+    if (restActive && reloadedFor.current !== live.status) {
+      reloadedFor.current = live.status;
+      reloadReplay();
+      reloadQueue();
+    }
+  }, [live.status, restActive, reloadReplay, reloadQueue]);
   useEffect(() => {
     if (live.attempt !== null && r && live.attempt !== r.attempt) reloadReplay();
   }, [live.attempt, r, reloadReplay]);

@@ -26,7 +26,7 @@ class FakeSocket implements SocketLike {
     this.readyState = 1;
     this.onopen?.({});
   }
-  push(msg: object) {
+  push(msg: object | object[]) {
     this.onmessage?.({ data: JSON.stringify(msg) });
   }
   drop(code = 1006) {
@@ -92,11 +92,29 @@ describe("ReplayStream", () => {
     expect(s.position).toEqual([2, 0]);
   });
 
+  it("takes a batched frame's messages in order, with the same duplicate and gap checks", () => {
+    const { s, got, last } = make();
+    s.start();
+    const ws = last();
+    ws.open();
+    ws.push(hello());
+    ws.push([start(1), stage(1, 1), end(1, 2)]);
+    ws.push([stage(1, 2), start(2), stage(2, 1)]); // 1.2 again: a duplicate inside a frame
+    expect(positions(got)).toEqual(["1.0", "1.1", "1.2", "2.0", "2.1"]);
+    expect(s.stats.duplicates).toBe(1);
+    // a gap inside a frame: the rest of the frame is dropped and the stream resumes after 2.1
+    ws.push([stage(2, 3), end(2, 4)]);
+    expect(s.stats.gaps).toBe(1);
+    expect(positions(got)).toEqual(["1.0", "1.1", "1.2", "2.0", "2.1"]);
+    expect(ws.closed?.code).toBe(4000);
+    expect(last().url).toContain("after=2.1&");
+  });
+
   it("resumes with after=<last position> when the connection drops, and dedupes the overlap", () => {
     const { s, got, last, states } = make();
     s.start();
     let ws = last();
-    expect(ws.url).toBe("ws://test/ws/replays/r/?mode=live");
+    expect(ws.url).toBe("ws://test/ws/replays/r/?mode=live&batch=1");
     ws.open();
     ws.push(hello());
     ws.push(start(1));
@@ -107,7 +125,7 @@ describe("ReplayStream", () => {
     vi.advanceTimersByTime(100);
     ws = last();
     expect(FakeSocket.all).toHaveLength(2);
-    expect(ws.url).toBe("ws://test/ws/replays/r/?after=1.1&mode=live");
+    expect(ws.url).toBe("ws://test/ws/replays/r/?after=1.1&mode=live&batch=1");
     ws.open();
     ws.push(hello());
     ws.push(stage(1, 1)); // the server resent one message we had

@@ -182,6 +182,7 @@ export class ReplayStream {
     if (after) params.set("after", after);
     params.set("mode", this.opts.mode);
     if (this.opts.topk) params.set("topk", String(this.opts.topk));
+    params.set("batch", "1");
     const query = params.toString();
     if (this.opts.url) return this.opts.url(query);
     const proto = window.location.protocol === "https:" ? "wss:" : "ws:";
@@ -302,12 +303,25 @@ export class ReplayStream {
   private receive(data: unknown): void {
     this.lastHeard = this.opts.now();
     this.pingSentAt = null;
-    let msg: ServerMsg;
+    let parsed: unknown;
     try {
-      msg = JSON.parse(String(data)) as ServerMsg;
+      parsed = JSON.parse(String(data));
     } catch {
       return;
     }
+    if (!Array.isArray(parsed)) {
+      this.handle(parsed as ServerMsg);
+      return;
+    }
+    // a batched frame: consecutive messages of one cycle, handled in order until one asks to resync
+    const socket = this.socket;
+    for (const msg of parsed as ServerMsg[]) {
+      if (this.socket !== socket || this.stopped) return;
+      this.handle(msg);
+    }
+  }
+
+  private handle(msg: ServerMsg): void {
     if (!msg || typeof msg !== "object" || typeof (msg as { type?: unknown }).type !== "string") return;
     if (msg.type === "hello") {
       // a cluster's stream (docs/live.md) has no attempts: its hello carries `cluster`, not `replay`
