@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import json
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 from typing import Any
 
@@ -42,18 +44,103 @@ def _load_replay(replay_id: str, user: Any) -> Any:
         return None
 
 
+_STATE_FIELDS = ("status", "attempt", "cycles_done", "cycles_total", "reason")
+FINISHED = ("succeeded", "failed", "cancelled")
+STATE_TTL = 0.25  # seconds a replay's state read is shared by the consumers of a process
+
+
+class _Memo:
+    """Per-process reads shared by every consumer of a replay (a few hundred clients watching one
+    replay ask the same questions: is it still running, which cycles are stored, what are its nodes).
+
+    - the replay's state, for ``STATE_TTL`` seconds, and forgotten as soon as the channel layer says
+      the replay moved (a wake-up), so a consumer woken by the worker always reads afresh;
+    - the stored cycle numbers of a finished attempt, and the node names of an attempt: neither
+      changes once known (a re-run is a new attempt).
+    """
+
+    def __init__(self, entries: int = 256) -> None:
+        self.entries = entries
+        self.state: OrderedDict[Any, tuple[float, tuple[Any, ...]]] = OrderedDict()
+        self.seqs: OrderedDict[tuple[Any, int], list[int]] = OrderedDict()
+        self.names: OrderedDict[tuple[Any, int], list[str]] = OrderedDict()
+
+    def put(self, table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+        table[key] = value
+        table.move_to_end(key)
+        while len(table) > self.entries:
+            table.popitem(last=False)
+
+    def forget(self, replay_id: Any) -> None:
+        self.state.pop(replay_id, None)
+
+
+_memo = _Memo()
+
+
+class _Gone(Exception):
+    """The replay was deleted while a stream followed it."""
+
+
 @stream_db
-def _refresh(replay: Any) -> Any:
-    replay.refresh_from_db(fields=["status", "attempt", "cycles_done", "cycles_total", "reason"])
+def _read_state(replay_id: Any) -> tuple[Any, ...] | None:
+    from schedviz.replays.models import Replay
+
+    return Replay.objects.filter(pk=replay_id).values_list(*_STATE_FIELDS).first()
+
+
+async def _refresh(replay: Any) -> Any:
+    """The replay with its current state (status, attempt, progress)."""
+    now = time.monotonic()
+    hit = _memo.state.get(replay.pk)
+    if hit is None or now - hit[0] > STATE_TTL:
+        row = await _read_state(replay.pk)
+        if row is None:
+            raise _Gone(replay.pk)
+        hit = (now, row)
+        _memo.put(_memo.state, replay.pk, hit)
+    for name, value in zip(_STATE_FIELDS, hit[1], strict=True):
+        setattr(replay, name, value)
     return replay
 
 
 @stream_db
-def _node_names(replay: Any) -> list[str]:
+def _read_node_names(replay: Any) -> list[str]:
     names: list[str] = replay.node_names()
     if not names:
         names = [n["name"] for n in replay.snapshot.summary().get("nodes", [])]
     return names
+
+
+async def _node_names(replay: Any) -> list[str]:
+    key = (replay.pk, replay.attempt)
+    names = _memo.names.get(key)
+    if names is None:
+        names = await _read_node_names(replay)
+        _memo.put(_memo.names, key, names)
+    return names
+
+
+@stream_db
+def _stored_seqs(replay_id: Any, attempt: int) -> list[int]:
+    from schedviz.replays.models import Cycle
+
+    return list(Cycle.objects.filter(replay_id=replay_id, attempt=attempt).order_by("seq").values_list("seq", flat=True))
+
+
+async def _next_cycles(replay: Any, after_cycle: int, limit: int, topk: int) -> list[tuple[int, bytes | None]]:
+    """``_cycles`` for a replay, without asking the database for a finished attempt whose cycles are
+    all known and encoded in this process."""
+    if replay.status in FINISHED:
+        key = (replay.pk, replay.attempt)
+        seqs = _memo.seqs.get(key)
+        if seqs is None:
+            seqs = await _stored_seqs(replay.pk, replay.attempt)
+            _memo.put(_memo.seqs, key, seqs)
+        todo = seqs[bisect.bisect_right(seqs, after_cycle) :][:limit]
+        if all((replay.pk, replay.attempt, q, topk) in _cache for q in todo):
+            return [(q, None) for q in todo]
+    return await _cycles(replay.pk, replay.attempt, after_cycle, None, limit, topk)
 
 
 class _MessageCache:
@@ -227,7 +314,11 @@ class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):
         if not await self._stream_options():
             return
         await self._join()
-        await self._hello()
+        try:
+            await self._hello()
+        except _Gone:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
         self.task = asyncio.create_task(self._run())
 
     async def _hello(self) -> None:
@@ -263,9 +354,11 @@ class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):
 
     # ----- events from the channel layer ---------------------------------------------------------
     async def replay_progress(self, event: dict[str, Any]) -> None:
+        _memo.forget(self.replay.pk)
         self.wake.set()
 
     async def replay_status(self, event: dict[str, Any]) -> None:
+        _memo.forget(self.replay.pk)
         self.wake.set()
 
     # ----- the sending loop --------------------------------------------------------------------
@@ -275,8 +368,9 @@ class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):
                 await self._live()
             else:
                 await self._playback()
-        except asyncio.CancelledError:
-            raise
+        except _Gone:
+            await self.send_json({"type": "error", "code": "gone", "message": "the replay was deleted"})
+            await self.close(code=CLOSE_NOT_FOUND)
 
     async def _send_cycle(self, seq: int, payload: bytes | None, attempt: int) -> None:
         key = (self.replay.pk, attempt, seq, self.topk)
@@ -309,15 +403,8 @@ class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):
             self.wake.clear()
             r = await _refresh(self.replay)
             await self._restart_if_new_attempt(r)
-            finished = r.status in ("succeeded", "failed", "cancelled")
-            rows = await _cycles(
-                r.pk,
-                r.attempt,
-                self.after[0] - (1 if self.after[1] < 10**9 else 0),
-                None,
-                BATCH_CYCLES,
-                self.topk,
-            )
+            finished = r.status in FINISHED
+            rows = await _next_cycles(r, self.after[0] - (1 if self.after[1] < 10**9 else 0), BATCH_CYCLES, self.topk)
             for seq, payload in rows:
                 await self._send_cycle(seq, payload, r.attempt)
             if rows:
@@ -367,7 +454,7 @@ class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):
                     continue
             r = await _refresh(self.replay)
             start = self.after[0] - (1 if self.after[1] < 10**9 else 0)
-            rows = await _cycles(r.pk, r.attempt, start, None, 1, self.topk)
+            rows = await _next_cycles(r, start, 1, self.topk)
             if not rows:
                 self.playing = False
                 self.step_budget = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -152,6 +153,29 @@ async def test_a_bad_stream_option_is_named_and_the_socket_closed() -> None:
         out = await comm.receive_output(timeout=5)
         assert out["type"] == "websocket.close" and out["code"] == 4400
         await comm.disconnect()
+
+
+@sync_to_async
+def delete_replay(rid: str) -> None:
+    from schedviz.replays.models import Replay
+
+    Replay.objects.filter(pk=rid).delete()
+
+
+async def test_a_replay_deleted_while_streamed_ends_its_streams() -> None:
+    from schedviz.streaming import consumers
+
+    rid, token = await make_replay()
+    comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}&mode=playback")
+    await comm.connect()
+    assert json.loads(await comm.receive_from())["type"] == "hello"
+    await delete_replay(rid)
+    consumers._memo.forget(uuid.UUID(rid))  # as a wake-up would, without waiting for the state's few hundred ms
+    await comm.send_to(text_data=json.dumps({"action": "step"}))
+    msgs = [json.loads(await comm.receive_from(timeout=5)) for _ in range(2)]  # nodes, then the error
+    assert msgs[-1] == {"type": "error", "code": "gone", "message": "the replay was deleted"}
+    out = await comm.receive_output(timeout=5)
+    assert out["type"] == "websocket.close" and out["code"] == 4404
 
 
 async def test_playback_controls() -> None:
