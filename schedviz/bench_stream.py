@@ -42,21 +42,26 @@ async def _client(url: str, expect: int) -> dict[str, Any]:
     import websockets
 
     sizes: list[int] = []
-    cycles = 0
+    cycles = messages = 0
     first = last = 0.0
     async with websockets.connect(url, max_size=4 * 2**20, open_timeout=30) as ws:
         while True:
             raw = await asyncio.wait_for(ws.recv(), timeout=600)
             now = time.perf_counter()
             sizes.append(len(raw))
-            msg = json.loads(raw)
-            kind = msg.get("type")
-            if kind == "cycle.start" and not first:
-                first = now
-            elif kind == "cycle.end":
-                cycles += 1
-                last = now
-            elif kind == "end" or (kind == "status" and msg.get("status") == "failed"):
+            data = json.loads(raw)
+            over = False
+            for msg in data if isinstance(data, list) else [data]:  # a batched frame: a cycle's messages
+                messages += 1
+                kind = msg.get("type")
+                if kind == "cycle.start" and not first:
+                    first = now
+                elif kind == "cycle.end":
+                    cycles += 1
+                    last = now
+                elif kind == "end" or (kind == "status" and msg.get("status") == "failed"):
+                    over = True
+            if over:
                 break
     elapsed = max(last - first, 1e-9)
     return {
@@ -64,7 +69,8 @@ async def _client(url: str, expect: int) -> dict[str, Any]:
         "expected": expect,
         "seconds": round(elapsed, 3),
         "cyclesPerSecond": round(cycles / elapsed, 1),
-        "messages": len(sizes),
+        "messages": messages,
+        "frames": len(sizes),
         "maxFrameBytes": max(sizes) if sizes else 0,
     }
 
@@ -132,7 +138,7 @@ def run(nodes: int, pods: int, database_url: str, redis_url: str) -> dict[str, A
         async def go() -> dict[str, Any]:
             from schedviz.replays.tasks import run_replay_task
 
-            url = f"ws://127.0.0.1:{port}/ws/replays/{replay.pk}/?token={token}"
+            url = f"ws://127.0.0.1:{port}/ws/replays/{replay.pk}/?token={token}&batch=1"
             client = asyncio.create_task(_client(url, snap.pending_count))
             await asyncio.sleep(1.0)  # the client is connected and waiting
             await asyncio.to_thread(run_replay_task.delay, str(replay.pk))

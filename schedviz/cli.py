@@ -124,7 +124,7 @@ def _bench_stream(args: argparse.Namespace) -> int:
         print(
             f"{r['nodes']} nodes x {r['pods']} pods: {r['cyclesPerSecond']} cycles/s end to end "
             f"({r['cycles']} cycles in {r['seconds']} s, worker {r['workerSeconds']} s), "
-            f"{r['messages']} messages, largest frame {r['maxFrameBytes']} bytes, replay {r['status']}"
+            f"{r['messages']} messages in {r['frames']} batched frames, largest frame {r['maxFrameBytes']} bytes, replay {r['status']}"
         )
     return 0 if r["status"] == "succeeded" else 1
 
