@@ -101,3 +101,23 @@ def test_short_load_run(server: dict[str, Any], tmp_path: Path) -> None:
     assert str(server["web"].pid) in r["memory"] and r["memory"][str(server["web"].pid)]["samples"] >= 5
     assert run.returncode == 0, detail
     assert "PASS" in run.stdout
+
+
+def test_bench_stream_follows_a_replay_in_batched_frames() -> None:
+    """`schedviz bench-stream` at a small size: the command works end to end and counts what it should."""
+    require_postgres()
+    if not reachable("127.0.0.1", 6379):
+        pytest.skip("Redis not running") if not os.environ.get("CI") else pytest.fail("Redis must run")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SCHEDVIZ_TASK_MODE")}
+    with database("schedviz_bench_stream_test") as url:
+        out = subprocess.run(
+            [sys.executable, "-m", "schedviz", "bench-stream", "--nodes", "40", "--pods", "6", "--json",
+             "--database-url", url, "--redis-url", "redis://127.0.0.1:6379/11"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        )
+    assert out.returncode == 0, out.stderr[-3000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["status"] == "succeeded" and r["cycles"] == r["expected"] == 6
+    # a frame per cycle (of a few dozen messages), plus hello, nodes, the status updates and end
+    assert r["messages"] > 6 * 10 and 6 + 3 <= r["frames"] < r["messages"] / 3
+    assert 0 < r["maxFrameBytes"] < 2**20 and r["cyclesPerSecond"] > 0
