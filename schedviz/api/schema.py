@@ -12,7 +12,7 @@ from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 
 from .serializers import ErrorSerializer
 
@@ -26,6 +26,17 @@ GENERIC_ERRORS = {
     "404-page": "`page` is past the last page.",
     "415": "The body's media type is not one this operation reads (see its request body's content types).",
 }
+
+
+# the query of a cycle's node page, a replay's or a live cluster's (schedviz/replays/pages.py)
+NODE_PAGE_PARAMETERS = [
+    OpenApiParameter("page", int),
+    OpenApiParameter("page_size", int),
+    OpenApiParameter("sort", str, enum=["rank", "name", "verdict"]),
+    OpenApiParameter("verdict", str, enum=["passed", "failed", "not-evaluated"]),
+    OpenApiParameter("plugin", str, description="Only nodes rejected by this filter plugin"),
+    OpenApiParameter("search", str, description="Node name contains (case-insensitive)"),
+]
 
 
 def error(description: str) -> OpenApiResponse:

@@ -30,7 +30,7 @@ from schedviz.replays.pages import NodeQuery, cycle_page
 
 from . import serializers as s
 from .errors import ApiError
-from .schema import SchedVizAutoSchema, error
+from .schema import NODE_PAGE_PARAMETERS, SchedVizAutoSchema, error
 
 # rest_framework.generics.get_object_or_404 answers 404 for a malformed id too (not a 500)
 
@@ -415,14 +415,7 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
         return self.get_paginated_response(s.CycleSerializer(page, many=True).data)
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter("page", int),
-            OpenApiParameter("page_size", int),
-            OpenApiParameter("sort", str, enum=["rank", "name", "verdict"]),
-            OpenApiParameter("verdict", str, enum=["passed", "failed", "not-evaluated"]),
-            OpenApiParameter("plugin", str, description="Only nodes rejected by this filter plugin"),
-            OpenApiParameter("search", str, description="Node name contains (case-insensitive)"),
-        ],
+        parameters=NODE_PAGE_PARAMETERS,
         responses=s.CycleDetailSerializer,
     )
     @action(detail=True, methods=["get"], url_path=r"cycles/(?P<seq>[0-9]+)")

@@ -283,27 +283,10 @@ class LiveClusterConsumer(PlaybackControls, AsyncWebsocketConsumer):
                 await asyncio.wait_for(self.wake.wait(), timeout=POLL_SECONDS)
 
     async def _playback(self) -> None:
-        loop = asyncio.get_running_loop()
-        last = 0.0
-        while True:
-            if not (self.playing or self.step_budget):
-                self.wake.clear()
-                await self.wake.wait()
-                continue
-            if self.playing:
-                wait = last + 1.0 / self.speed - loop.time()
-                if wait > 0:
-                    self.wake.clear()
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(self.wake.wait(), timeout=wait)
-                    continue
+        async def send_next() -> bool:
             rows = await _rows(self.cluster_id, self._from(), 1)
-            if not rows:
-                self.playing = False
-                self.step_budget = 0
-                await self.send_json({"type": "end", "after": f"{self.after[0]}.{self.after[1]}"})
-                continue
-            await self._send_cycle(*rows[0])
-            last = loop.time()
-            if self.step_budget:
-                self.step_budget -= 1
+            if rows:
+                await self._send_cycle(*rows[0])
+            return bool(rows)
+
+        await self._play(send_next)

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from schedviz.api.errors import ApiError
-from schedviz.api.schema import error
+from schedviz.api.schema import NODE_PAGE_PARAMETERS, error
 from schedviz.api.throttling import ScopedRateThrottle
 from schedviz.api.views import FORBIDDEN, OwnedViewSet, _choice, _field_error, _user
 from schedviz.replays.pages import NodeQuery, cycle_page
@@ -267,14 +267,7 @@ class LiveClusterViewSet(
         return self.get_paginated_response(s.LiveCycleSerializer(page, many=True).data)
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter("page", int),
-            OpenApiParameter("page_size", int),
-            OpenApiParameter("sort", str, enum=["rank", "name", "verdict"]),
-            OpenApiParameter("verdict", str, enum=["passed", "failed", "not-evaluated"]),
-            OpenApiParameter("plugin", str, description="Only nodes rejected by this filter plugin"),
-            OpenApiParameter("search", str, description="Node name contains (case-insensitive)"),
-        ],
+        parameters=NODE_PAGE_PARAMETERS,
         responses={
             200: s.LiveCycleDetailSerializer,
             409: error(

@@ -438,30 +438,12 @@ class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):
                 await self._join()
 
     async def _playback(self) -> None:
-        loop = asyncio.get_running_loop()
-        last = 0.0
-        while True:
-            if not (self.playing or self.step_budget):
-                self.wake.clear()
-                await self.wake.wait()
-                continue
-            if self.playing:
-                wait = last + 1.0 / self.speed - loop.time()
-                if wait > 0:
-                    self.wake.clear()
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(self.wake.wait(), timeout=wait)
-                    continue
+        async def send_next() -> bool:
             r = await _refresh(self.replay)
             start = self.after[0] - (1 if self.after[1] < 10**9 else 0)
             rows = await _next_cycles(r, start, 1, self.topk)
-            if not rows:
-                self.playing = False
-                self.step_budget = 0
-                await self.send_json({"type": "end", "after": f"{self.after[0]}.{self.after[1]}"})
-                continue
-            seq, payload = rows[0]
-            await self._send_cycle(seq, payload, r.attempt)
-            last = loop.time()
-            if self.step_budget:
-                self.step_budget -= 1
+            if rows:
+                await self._send_cycle(*rows[0], r.attempt)
+            return bool(rows)
+
+        await self._play(send_next)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
@@ -58,6 +60,32 @@ class PlaybackControls:
             await self.close(code=CLOSE_BAD_REQUEST)
             return False
         return True
+
+    async def _play(self, send_next: Callable[[], Awaitable[bool]]) -> None:
+        """The playback loop: waits for Step or Play, paces Play at ``speed`` cycles per second, and
+        calls ``send_next`` for each cycle (False when there is none after ``after``: then ``end``)."""
+        loop = asyncio.get_running_loop()
+        last = 0.0
+        while True:
+            if not (self.playing or self.step_budget):
+                self.wake.clear()
+                await self.wake.wait()
+                continue
+            if self.playing:
+                wait = last + 1.0 / self.speed - loop.time()
+                if wait > 0:
+                    self.wake.clear()
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self.wake.wait(), timeout=wait)
+                    continue
+            if not await send_next():
+                self.playing = False
+                self.step_budget = 0
+                await self.send_json({"type": "end", "after": f"{self.after[0]}.{self.after[1]}"})
+                continue
+            last = loop.time()
+            if self.step_budget:
+                self.step_budget -= 1
 
     async def _bad(self, message: str) -> None:
         await self.send_json({"type": "error", "code": "bad_request", "message": message})
