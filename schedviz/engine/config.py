@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from . import yamlbounds
 from .errors import ConfigError
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -721,7 +722,10 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _c
 def parse_config_text(text: str, source: str = "") -> dict[str, Any]:
     """Parses YAML or JSON text strictly (duplicate keys are errors); raises ConfigError."""
     try:
+        yamlbounds.check(text)
         data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
+    except yamlbounds.YamlBoundsError as exc:
+        raise ConfigError([f"yaml: {exc}"], source) from None
     except yaml.YAMLError as exc:
         raise ConfigError([f"yaml: {exc}"], source) from None
     if data is None:

@@ -34,6 +34,7 @@ from kubernetes.config.incluster_config import (
     InClusterConfigLoader,
 )
 
+from schedviz.engine import yamlbounds
 from schedviz.engine.errors import SchedVizError
 
 from .kinds import STREAMS
@@ -96,7 +97,10 @@ def parse(text: str | bytes) -> JSON:
     if len(text) > MAX_KUBECONFIG_BYTES:
         raise KubeconfigError(f"kubeconfig: larger than {MAX_KUBECONFIG_BYTES // 1024} KiB")
     try:
+        yamlbounds.check(text)
         cfg = yaml.safe_load(text)
+    except yamlbounds.YamlBoundsError as exc:
+        raise KubeconfigError(f"kubeconfig: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

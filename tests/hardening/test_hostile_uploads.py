@@ -122,3 +122,48 @@ def test_hostile_text_as_json_content(api: APIClient) -> None:
         assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_upload"
         assert fragment in str(r.json()["error"])
     assert Snapshot.objects.count() == 0
+
+
+YAML_CASES = ("alias_bomb", "deep_yaml", "deep_json", "python_tags")
+
+
+@pytest.mark.parametrize("case", YAML_CASES)
+def test_hostile_yaml_in_configurations_and_kubeconfigs(api: APIClient, case: str) -> None:
+    """Scheduler configurations and kubeconfigs are YAML from users too: the same bombs get a clear
+    400 (or, for validation, the problem) at once, and nothing is stored."""
+    from schedviz.live.models import LiveCluster
+    from schedviz.replays.models import Configuration
+
+    from . import hostile
+
+    text = getattr(hostile, case)().decode()
+    cpu = time.process_time()
+    with sampled_rss() as mem:
+        answers = [
+            api.post("/api/v1/configurations/", {"name": case, "text": text}, format="json"),
+            api.post("/api/v1/configurations/validate/", {"text": text}, format="json"),
+            api.post(
+                "/api/v1/clusters/",
+                {"source": "kubeconfig", "name": case, "kubeconfig_text": text},
+                format="json",
+            ),
+            api.post("/api/v1/clusters/kubeconfig-contexts/", {"kubeconfig_text": text}, format="json"),
+        ]
+    cpu = time.process_time() - cpu
+    store, check, cluster, contexts = answers
+    assert store.status_code == 400, store.content[:300]
+    assert check.status_code == 200 and check.json()["valid"] is False
+    for r in (cluster, contexts):
+        assert r.status_code == 400, r.content[:300]
+        assert r.json()["error"]["code"] in ("invalid_kubeconfig", "invalid"), r.json()
+    said = " ".join(str(r.json()) for r in answers)
+    expected = {
+        "alias_bomb": "possible alias bomb",
+        "deep_yaml": "nested deeper than 100 levels",
+        "deep_json": "maximum nesting depth",
+        "python_tags": "python/object",
+    }[case]
+    assert said.count(expected) >= 3, said[:2000]
+    assert cpu < SECONDS, f"{case}: {cpu:.2f}s of CPU for four requests"
+    assert mem["growth"] < 64 * MiB
+    assert Configuration.objects.count() == 0 and LiveCluster.objects.count() == 0
