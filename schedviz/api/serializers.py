@@ -375,6 +375,13 @@ class ExplanationSerializer(serializers.Serializer[Any]):
     notes = serializers.ListField(child=serializers.CharField())
 
 
+class TimelineEvictionSerializer(serializers.Serializer[Any]):
+    pod = serializers.CharField()
+    node = serializers.CharField()
+    time = serializers.FloatField()
+    requests = D(child=serializers.IntegerField())
+
+
 class TimelineCycleSerializer(serializers.Serializer[Any]):
     seq = serializers.IntegerField()
     pod = serializers.CharField()
@@ -384,6 +391,13 @@ class TimelineCycleSerializer(serializers.Serializer[Any]):
     nominatedNode = serializers.CharField(allow_null=True)
     requests = D(child=serializers.IntegerField())
     durationMicros = serializers.IntegerField()
+    kind = serializers.ChoiceField(
+        choices=["Scheduling", "Binding"],
+        help_text="Binding: the record that ended the Permit wait of the cycle `follows` names",
+    )
+    follows = serializers.IntegerField(allow_null=True)
+    attempt = serializers.IntegerField(help_text="The pod's scheduling attempt (2, 3, ... for retries)")
+    evictions = TimelineEvictionSerializer(many=True)
 
 
 class TimelineSerializer(serializers.Serializer[Any]):

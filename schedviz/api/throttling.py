@@ -25,15 +25,15 @@ def _cache_failed(exc: Exception) -> bool:
     return True
 
 
-class _SlidingWindow:
-    """A sliding-window counter in place of DRF's list of timestamps.
+class _TokenBucket:
+    """A token bucket in place of DRF's list of timestamps: ``num_requests`` at once, then one more
+    every ``duration / num_requests`` seconds (so ``num_requests`` per ``duration`` sustained).
 
     DRF keeps every request's time in one cache entry and rewrites it on each request: at 10,000
     requests an hour that is a 10,000-element list read, unpickled, pickled and written back per
-    request, and two processes serving the same user at once lose each other's entries. Here each
-    window of ``duration`` seconds has a counter, bumped with the cache's atomic increment, and the
-    rate is the current window's count plus the previous window's, weighted by how much of it still
-    falls within the last ``duration`` seconds (the usual two-window estimate of a sliding log).
+    request. The bucket's whole state is one number per user, the time at which it will be full again
+    (the "theoretical arrival time" of the generic cell rate algorithm); ``Retry-After`` is exactly
+    when the next request fits, never more than the period.
     """
 
     cache: Any
@@ -42,23 +42,17 @@ class _SlidingWindow:
     num_requests: int
     duration: int
     key: str | None
-    estimate: float
-    counts: tuple[int, int]
-    elapsed: float
+    retry: float
 
     if TYPE_CHECKING:  # provided by the DRF class that follows in the bases
 
         def get_cache_key(self, request: Any, view: Any) -> str | None: ...
 
-    def window_keys(self, key: str, now: float) -> tuple[str, str]:
-        window = int(now // self.duration)
-        return f"{key}:{window - 1}", f"{key}:{window}"
-
     def allow_request(self, request: Any, view: Any) -> bool:
         return self.count(request, view)
 
     def count(self, request: Any, view: Any) -> bool:
-        """Counts the request and says whether it is within the rate."""
+        """Takes a token for the request, or says when the next one comes (``wait``)."""
         if self.rate is None:
             return True
         try:
@@ -66,41 +60,26 @@ class _SlidingWindow:
             if self.key is None:
                 return True
             now = self.timer()
-            prev_key, cur_key = self.window_keys(self.key, now)
-            got = self.cache.get_many([prev_key, cur_key])
-            prev, cur = int(got.get(prev_key, 0)), int(got.get(cur_key, 0))
-            self.elapsed = (now % self.duration) / self.duration
-            self.counts = (prev, cur)
-            self.estimate = prev * (1 - self.elapsed) + cur
-            if self.estimate + 1 > self.num_requests:
+            interval = self.duration / self.num_requests
+            full_at = max(float(self.cache.get(self.key) or 0.0), now) + interval
+            if full_at - now > self.duration * (1 + 1e-9):
+                self.retry = full_at - self.duration - now
                 return False
-            if not self.cache.add(cur_key, 1, 2 * self.duration):
-                try:
-                    self.cache.incr(cur_key)
-                except ValueError:  # expired between the two calls
-                    self.cache.add(cur_key, 1, 2 * self.duration)
+            self.cache.set(self.key, full_at, int(full_at - now) + 1)
             return True
         except Exception as exc:  # the cache's own errors (connection refused, timeout)
             return _cache_failed(exc)
 
     def wait(self) -> float | None:
-        """Seconds until one more request fits, if no other is allowed meanwhile (Retry-After)."""
-        prev, cur = self.counts
-        room = self.num_requests - 1
-        d = self.duration
-        if cur <= room:  # within this window, once enough of the previous one has slid out
-            if prev == 0:
-                return 1.0
-            return max(1.0, d * (1 - self.elapsed - (room - cur) / prev))
-        # in the next window, where this one is the previous
-        return (1 - self.elapsed) * d + d * max(0.0, 1 - room / cur)
+        """Seconds until the next request fits (Retry-After)."""
+        return max(self.retry, 0.001)
 
 
-class UserRateThrottle(_SlidingWindow, throttling.UserRateThrottle):
+class UserRateThrottle(_TokenBucket, throttling.UserRateThrottle):
     """The `user` rate (SCHEDVIZ_API_RATE) for signed-in users, by IP address for anonymous ones."""
 
 
-class ScopedRateThrottle(_SlidingWindow, throttling.ScopedRateThrottle):
+class ScopedRateThrottle(_TokenBucket, throttling.ScopedRateThrottle):
     """A view's `throttle_scope` rate (uploads: SCHEDVIZ_UPLOAD_RATE)."""
 
     def allow_request(self, request: Any, view: Any) -> bool:

@@ -178,29 +178,39 @@ def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
 
 
 def timeline(replay: Replay) -> dict[str, Any]:
-    """Cycle by cycle: the pod, where it went and what it requested, to follow the cluster's allocation."""
+    """Cycle by cycle: the pod, where it went and what it requested, which record it is (a scheduling
+    cycle, or the binding that ended a Permit wait), its attempt, and the pods its preemption evicted
+    with their requests: what it takes to follow the cluster's allocation."""
+    from .storage import decode_header
+
     summary = replay.snapshot.summary()
     requests = {p["key"]: p.get("requests", {}) for p in summary.get("pods", [])}
-    rows = Cycle.objects.filter(replay=replay, attempt=replay.attempt).order_by("seq").values(
-        "seq", "pod", "result", "node", "nominated_node", "duration_micros", "profile"
+    rows = Cycle.objects.filter(replay=replay, attempt=replay.attempt).order_by("seq").values_list(
+        "seq", "pod", "result", "node", "nominated_node", "duration_micros", "profile", "payload"
     )
-    return {
-        "replay": str(replay.pk),
-        "status": replay.status,
-        "cycles": [
+    cycles = []
+    for seq, pod, result, node, nominated, micros, profile, payload in rows:
+        header = decode_header(bytes(payload))
+        cycles.append(
             {
-                "seq": r["seq"],
-                "pod": r["pod"],
-                "profile": r["profile"],
-                "result": r["result"],
-                "node": r["node"] or None,
-                "nominatedNode": r["nominated_node"] or None,
-                "requests": requests.get(r["pod"], {}),
-                "durationMicros": r["duration_micros"],
+                "seq": seq,
+                "pod": pod,
+                "profile": profile,
+                "result": result,
+                "node": node or None,
+                "nominatedNode": nominated or None,
+                "requests": requests.get(pod, {}),
+                "durationMicros": micros,
+                "kind": header.get("kind", "Scheduling"),
+                "follows": header.get("follows"),
+                "attempt": header.get("attempt", 1),
+                "evictions": [
+                    {"pod": e["pod"], "node": e["node"], "time": e["time"], "requests": requests.get(e["pod"], {})}
+                    for e in header.get("evictions", [])
+                ],
             }
-            for r in rows
-        ],
-    }
+        )
+    return {"replay": str(replay.pk), "status": replay.status, "cycles": cycles}
 
 
 def latency(replay: Replay) -> dict[str, Any]:

@@ -96,6 +96,13 @@ def encode_cycle(rec: CycleRecord, reasons: list[tuple[str, ...]]) -> bytes:
     return buf.getvalue()
 
 
+def decode_header(blob: bytes) -> dict[str, Any]:
+    """Only a stored cycle's header (pod, result, kind, evictions, ...), without its per-node arrays."""
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+        header: dict[str, Any] = json.loads(z["header"].tobytes())
+    return header
+
+
 def decode_cycle(blob: bytes) -> tuple[CycleRecord, list[tuple[str, ...]]]:
     """The cycle and the reasons table its ``filter_reasons`` index into."""
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:

@@ -55,3 +55,18 @@ def test_an_unknown_preemption_mode_is_a_400(api: APIClient, upload: Callable[..
     r = api.post("/api/v1/replays/", {"snapshot": snap["id"], "preemption": "always"}, format="json")
     err = error_of(r, 400)
     assert "preemption" in str(err["details"])
+
+
+def test_the_timeline_says_what_a_preemption_evicted_with_its_requests(
+    api: APIClient, upload: Callable[..., dict[str, Any]]
+) -> None:
+    snap = upload(preemption_cluster())
+    rid = api.post("/api/v1/replays/", {"snapshot": snap["id"]}, format="json").json()["id"]
+    tl = api.get(f"/api/v1/replays/{rid}/timeline/").json()["cycles"]
+    assert [(c["seq"], c["result"], c["kind"], c["attempt"]) for c in tl] == [
+        (1, "Unschedulable", "Scheduling", 1),
+        (2, "Scheduled", "Scheduling", 2),  # the preemptor's retry
+    ]
+    # the victim left n1 in the first cycle: its requests go with it, as the heatmap needs
+    assert [(e["pod"], e["node"], e["requests"]["cpu"]) for e in tl[0]["evictions"]] == [("default/low", "n1", 2000)]
+    assert tl[1]["evictions"] == [] and tl[1]["follows"] is None

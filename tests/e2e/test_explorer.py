@@ -463,8 +463,22 @@ def test_cluster_over_time_and_a_deep_link_to_a_cycle(page: Page, server: str, a
     )
     assert drawn["painted"] > 0.9 * drawn["pixels"] and drawn["colours"] >= 3, drawn
     strip = page.locator("canvas[aria-label^='Scheduling queue:']")
-    for result, n in Counter(c["result"] for c in cycles).items():  # one mark per cycle
+    timeline = api(f"/api/v1/replays/{rid}/timeline/")["cycles"]
+    records = Counter(c["result"] for c in timeline if c["kind"] == "Scheduling")
+    for result, n in records.items():  # one mark per cycle; the bindings that end Permit waits apart
         expect(strip).to_have_attribute("aria-label", re.compile(rf"\b{n} {result}\b"))
+    preempting = [c for c in timeline if c["evictions"]]
+    evicted = sum(len(c["evictions"]) for c in preempting)
+    expect(strip).to_have_attribute("data-preemptions", str(len(preempting)))
+    expect(strip).to_have_attribute("data-retries", str(sum(1 for c in timeline if c["attempt"] > 1)))
+    expect(strip).to_have_attribute(
+        "aria-label", re.compile(rf"{len(preempting)} preemptions? evicting {evicted} pods?, ")
+    )
+    # the per-plugin latency: the plugins that took longest, as the API counts them
+    latency = sorted(api(f"/api/v1/replays/{rid}/latency/")["plugins"], key=lambda p: -p["totalMicros"])
+    chart = page.get_by_role("img", name=re.compile("^Per-plugin latency"))
+    for p in latency[:3]:
+        expect(chart).to_contain_text(f"{p['plugin']} ({p['point']})")
     c12 = next(c for c in cycles if c["seq"] == 12)
     panel = page.locator("section[aria-labelledby=cur-title]")
     expect(panel.locator("h2")).to_have_text("Cycle 12")

@@ -324,12 +324,25 @@ export interface Explanation {
 
 // ----- cluster over time -----
 /** One cycle of GET /replays/:id/timeline/ (normalised by lib/timeline.ts). */
+export interface TimelineEviction {
+  pod: string;
+  node: string;
+  requests: Resources;
+}
+
 export interface TimelineCycle {
   seq: number;
   pod: string;
   result: string;
   node: string | null;
   requests: Resources;
+  /** "Binding": the record that ended the Permit wait of cycle `follows` (its pod was counted there). */
+  kind?: string;
+  follows?: number | null;
+  /** The pod's scheduling attempt: 2, 3, ... for a retry (a preemptor after its victims left). */
+  attempt?: number;
+  /** Pods this cycle's preemption deleted, with their requests. */
+  evictions?: TimelineEviction[];
 }
 
 /** One plugin's latency (normalised by lib/timeline.ts from GET /replays/:id/latency/). */

@@ -29,6 +29,31 @@ describe("allocation over time", () => {
     expect(Array.from(requestedAt(nodes, cycles, "cpu", 4))).toEqual([1100, 1000]);
     expect(Array.from(requestedAt(nodes, cycles, "pods", 4))).toEqual([3, 2]);
   });
+  it("counts a pod that waited at Permit once, and gives its reservation back when it does not bind", () => {
+    const more: TimelineCycle[] = [
+      ...cycles,
+      { seq: 5, pod: "p4", result: "Scheduled", node: "a", requests: { cpu: 600 }, kind: "Binding", follows: 4 },
+      { seq: 6, pod: "p5", result: "Waiting", node: "b", requests: { cpu: 300 } },
+      { seq: 7, pod: "p5", result: "Unschedulable", node: null, requests: { cpu: 300 }, kind: "Binding", follows: 6 },
+    ];
+    expect(Array.from(requestedAt(nodes, more, "cpu", 5))).toEqual([1100, 1000]);
+    expect(Array.from(requestedAt(nodes, more, "cpu", 6))).toEqual([1100, 1300]);
+    expect(Array.from(requestedAt(nodes, more, "cpu", 7))).toEqual([1100, 1000]);
+    expect(Array.from(requestedAt(nodes, more, "pods", 7))).toEqual([3, 2]);
+    const m = allocationMatrix(nodes, more, "cpu", 100, 100);
+    expect(Array.from(m.values.slice(m.cols, 2 * m.cols)).map((v) => Math.round(v * 100))).toEqual([0, 0, 0, 50, 50, 50, 65, 50]);
+  });
+  it("takes a preemption's victims off their nodes in the cycle that evicted them", () => {
+    const preempting: TimelineCycle[] = [
+      { seq: 1, pod: "hi", result: "Unschedulable", node: null, requests: { cpu: 900 }, evictions: [{ pod: "lo", node: "a", requests: { cpu: 100 } }] },
+      { seq: 2, pod: "hi", result: "Scheduled", node: "a", requests: { cpu: 900 }, attempt: 2 },
+    ];
+    expect(Array.from(requestedAt(nodes, preempting, "cpu", 1))).toEqual([0, 0]);
+    expect(Array.from(requestedAt(nodes, preempting, "cpu", 2))).toEqual([900, 0]);
+    expect(Array.from(requestedAt(nodes, preempting, "pods", 2))).toEqual([1, 1]);
+    const m = allocationMatrix(nodes, preempting, "cpu", 100, 100);
+    expect(Array.from(m.values.slice(0, m.cols)).map((v) => Math.round(v * 100))).toEqual([10, 0, 90]);
+  });
   it("makes one column per cycle (plus the start) and one row per node", () => {
     const m = allocationMatrix(nodes, cycles, "cpu", 100, 100);
     expect([m.rows, m.cols]).toEqual([2, 5]);

@@ -26,12 +26,21 @@ export function normalizeTimeline(raw: unknown): TimelineCycle[] {
     .map((c, i) => {
       const o = (c ?? {}) as Obj;
       const node = (o.node ?? o.selectedNode ?? null) as string | null;
+      const evictions = Array.isArray(o.evictions) ? (o.evictions as Obj[]) : [];
       return {
         seq: num(o.seq) ?? i + 1,
         pod: String(o.pod ?? ""),
         result: String(o.result ?? ""),
         node: node || null,
         requests: ((o.requests ?? o.podRequests ?? {}) as Resources) || {},
+        kind: typeof o.kind === "string" ? o.kind : "Scheduling",
+        follows: num(o.follows),
+        attempt: num(o.attempt) ?? 1,
+        evictions: evictions.map((e) => ({
+          pod: String(e.pod ?? ""),
+          node: String(e.node ?? ""),
+          requests: ((e.requests ?? {}) as Resources) || {},
+        })),
       };
     })
     .sort((a, b) => a.seq - b.seq);
@@ -170,18 +179,53 @@ export function resourcesOf(nodes: SnapshotNode[], cycles: TimelineCycle[]): str
   return [...base, ...[...set].filter((r) => !base.includes(r)).sort()];
 }
 
+/**
+ * Follows the requested amount of one resource per node through the cycles, as the scheduler's cache
+ * does: a pod counts on its node from the cycle that placed it (Scheduled, or Waiting at Permit: it is
+ * reserved there); the Binding record that ends a wait adds nothing when the pod binds and gives the
+ * reservation back when it does not; a preemption's victims leave their nodes in the cycle that
+ * evicted them.
+ */
+class Allocation {
+  readonly used: Float64Array;
+  private readonly index: Map<string, number>;
+  private readonly waiting = new Map<number, number>(); // seq of a Waiting record -> its node's index
+
+  constructor(nodes: SnapshotNode[], private readonly resource: string) {
+    this.index = new Map(nodes.map((n, i) => [n.name, i]));
+    this.used = Float64Array.from(nodes, (n) => n.requested[resource] ?? 0);
+  }
+
+  private amount(requests: Resources): number {
+    return this.resource === "pods" ? 1 : (requests[this.resource] ?? 0);
+  }
+
+  apply(c: TimelineCycle): void {
+    if (c.kind === "Binding") {
+      const i = c.follows != null ? this.waiting.get(c.follows) : undefined;
+      if (i !== undefined && c.result !== "Scheduled") this.used[i] -= this.amount(c.requests);
+    } else if (PLACED.has(c.result) && c.node) {
+      const i = this.index.get(c.node);
+      if (i !== undefined) {
+        this.used[i] += this.amount(c.requests);
+        if (c.result === "Waiting") this.waiting.set(c.seq, i);
+      }
+    }
+    for (const e of c.evictions ?? []) {
+      const i = this.index.get(e.node);
+      if (i !== undefined) this.used[i] -= this.amount(e.requests);
+    }
+  }
+}
+
 /** Per node, the requested amount of `resource` after `cycle` cycles (0: the snapshot as uploaded). */
 export function requestedAt(nodes: SnapshotNode[], cycles: TimelineCycle[], resource: string, cycle: number): Float64Array {
-  const index = new Map(nodes.map((n, i) => [n.name, i]));
-  const used = Float64Array.from(nodes, (n) => n.requested[resource] ?? 0);
+  const a = new Allocation(nodes, resource);
   for (const c of cycles) {
     if (c.seq > cycle) break;
-    if (!PLACED.has(c.result) || !c.node) continue;
-    const i = index.get(c.node);
-    if (i === undefined) continue;
-    used[i] += resource === "pods" ? 1 : (c.requests[resource] ?? 0);
+    a.apply(c);
   }
-  return used;
+  return a.used;
 }
 
 /** The allocation heatmap: columns follow the cycles (bucketed to at most maxCols), rows the nodes (to at most maxRows). */
@@ -201,8 +245,8 @@ export function allocationMatrix(
   for (let i = 0; i < n; i++) rowNodes[Math.floor((i * rows) / Math.max(1, n))].push(i);
   const colCycle = Array.from({ length: cols }, (_, k) => (cols === steps ? k : Math.round(((k + 1) * (steps - 1)) / cols)));
   const alloc = Float64Array.from(nodes, (nd) => nd.allocatable[resource] ?? 0);
-  const used = Float64Array.from(nodes, (nd) => nd.requested[resource] ?? 0);
-  const index = new Map(nodes.map((nd, i) => [nd.name, i]));
+  const allocation = new Allocation(nodes, resource);
+  const used = allocation.used;
   const values = new Float32Array(rows * cols).fill(Number.NaN);
   let ci = 0;
   const capture = (col: number) => {
@@ -218,10 +262,7 @@ export function allocationMatrix(
   let col = 0;
   while (col < cols && colCycle[col] <= 0) capture(col++);
   for (const c of cycles) {
-    if (PLACED.has(c.result) && c.node) {
-      const i = index.get(c.node);
-      if (i !== undefined) used[i] += resource === "pods" ? 1 : (c.requests[resource] ?? 0);
-    }
+    allocation.apply(c);
     ci = c.seq;
     while (col < cols && colCycle[col] <= ci) capture(col++);
   }

@@ -8,7 +8,7 @@ import { UsageBar } from "../components/Bars";
 import { ErrorView, Loading } from "../components/Feedback";
 import { Heatmap } from "../components/Heatmap";
 import { heatGradientCss } from "../lib/colors";
-import { formatAmount, formatMicros, formatPercent, resourceLabel } from "../lib/format";
+import { formatAmount, formatMicros, formatPercent, plural, resourceLabel } from "../lib/format";
 import { allocationMatrix, loadLatency, loadTimeline, requestedAt, resourcesOf, type TimelineData } from "../lib/timeline";
 
 const RESULT_COLORS: Record<string, string> = {
@@ -33,7 +33,14 @@ function useWidth(ref: React.RefObject<HTMLElement>, fallback: number): number {
   return w;
 }
 
-/** The scheduling queue as a strip: one mark per cycle, coloured (and counted in the legend) by result. */
+const STRIP_H = 36;
+const MARKS_H = 7; // the row above the marks: preemptions and retries
+
+/**
+ * The scheduling queue as a strip: one mark per cycle, coloured (and counted in the legend) by result;
+ * above it, a black tick where a cycle's preemption evicted pods and a grey one where a pod was tried
+ * again (a preemptor's retry); a Permit wait is its own colour, and the binding that ended it a short mark.
+ */
 function QueueStrip({ data, width, cursor, onPick }: { data: TimelineData; width: number; cursor: number; onPick: (c: number) => void }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const total = data.cycles.length;
@@ -43,31 +50,61 @@ function QueueStrip({ data, width, cursor, onPick }: { data: TimelineData; width
     if (!c || !ctx) return;
     const dpr = window.devicePixelRatio || 1;
     c.width = Math.round(width * dpr);
-    c.height = Math.round(28 * dpr);
+    c.height = Math.round(STRIP_H * dpr);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, 28);
+    ctx.clearRect(0, 0, width, STRIP_H);
     // slot 0 is "before the first cycle", as in the heatmap below, so that the columns line up
     const w = width / (total + 1);
+    const mw = Math.max(1, w - (w > 3 ? 1 : 0));
     data.cycles.forEach((cy, k) => {
+      const x = (k + 1) * w;
       ctx.fillStyle = RESULT_COLORS[cy.result] ?? "#9aa3af";
-      const h = cy.result === "Scheduled" ? 14 : 24;
-      ctx.fillRect((k + 1) * w, 28 - h, Math.max(1, w - (w > 3 ? 1 : 0)), h);
+      const h = cy.kind === "Binding" ? 8 : cy.result === "Scheduled" ? 14 : 24;
+      ctx.fillRect(x, STRIP_H - h, mw, h);
+      if (cy.evictions?.length) {
+        ctx.fillStyle = "#000";
+        ctx.fillRect(x, 0, mw, MARKS_H - 2);
+      } else if ((cy.attempt ?? 1) > 1) {
+        ctx.fillStyle = "#8a94a3";
+        ctx.fillRect(x, 1, mw, MARKS_H - 4);
+      }
     });
     ctx.fillStyle = "#000";
-    ctx.fillRect((cursor + 0.5) * w - 1, 0, 2, 28);
+    ctx.fillRect((cursor + 0.5) * w - 1, 0, 2, STRIP_H);
   }, [data, width, cursor, total]);
   const counts = useMemo(() => {
     const m = new Map<string, number>();
-    for (const c of data.cycles) m.set(c.result, (m.get(c.result) ?? 0) + 1);
+    for (const c of data.cycles) if (c.kind !== "Binding") m.set(c.result, (m.get(c.result) ?? 0) + 1);
     return [...m.entries()];
   }, [data]);
+  const events = useMemo(() => {
+    let preemptions = 0;
+    let evicted = 0;
+    let retries = 0;
+    let bindings = 0;
+    for (const c of data.cycles) {
+      if (c.evictions?.length) {
+        preemptions += 1;
+        evicted += c.evictions.length;
+      }
+      if ((c.attempt ?? 1) > 1) retries += 1;
+      if (c.kind === "Binding") bindings += 1;
+    }
+    return { preemptions, evicted, retries, bindings };
+  }, [data]);
+  const label =
+    `Scheduling queue: ${counts.map(([r, n]) => `${n} ${r}`).join(", ")}; ` +
+    `${plural(events.preemptions, "preemption")} evicting ${plural(events.evicted, "pod")}, ` +
+    `${plural(events.retries, "retry", "retries")}, ${plural(events.bindings, "Permit wait")} ended`;
   return (
     <div>
       <canvas
         ref={canvas}
-        style={{ width, height: 28, display: "block", cursor: "pointer" }}
+        style={{ width, height: STRIP_H, display: "block", cursor: "pointer" }}
         role="img"
-        aria-label={`Scheduling queue: ${counts.map(([r, n]) => `${n} ${r}`).join(", ")}`}
+        aria-label={label}
+        data-preemptions={events.preemptions}
+        data-retries={events.retries}
         onClick={(e) => {
           const rect = e.currentTarget.getBoundingClientRect();
           onPick(Math.max(0, Math.min(total, Math.floor(((e.clientX - rect.left) / rect.width) * (total + 1)))));
@@ -81,6 +118,19 @@ function QueueStrip({ data, width, cursor, onPick }: { data: TimelineData; width
           </span>
         ))}
         <span className="muted">(tall marks: not placed)</span>
+        {events.bindings ? <span>short marks: {plural(events.bindings, "Permit wait")} ended</span> : null}
+        {events.preemptions ? (
+          <span>
+            <span className="swatch" style={{ background: "#000", height: 5 }} />
+            preemptions {events.preemptions} ({plural(events.evicted, "pod")} evicted)
+          </span>
+        ) : null}
+        {events.retries ? (
+          <span>
+            <span className="swatch" style={{ background: "#8a94a3", height: 3 }} />
+            retries {events.retries}
+          </span>
+        ) : null}
       </div>
     </div>
   );
