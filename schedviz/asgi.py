@@ -11,9 +11,12 @@ django_asgi = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from schedviz import redact  # noqa: E402
 from schedviz.streaming.auth import BrowserOriginValidator, stack  # noqa: E402
 from schedviz.streaming.qos import HttpFirst  # noqa: E402
 from schedviz.streaming.routing import websocket_urlpatterns  # noqa: E402
+
+redact.install()  # the ?token= of websocket clients stays out of the access log
 
 application = ProtocolTypeRouter(
     {

@@ -66,11 +66,24 @@ def frames(encoded: list[tuple[Position, str]], after: Position, batch: bool) ->
     return out
 
 
+NODES_BYTES = 256 * 1024  # and at most about this much text of names per message
+
+
 def node_messages(names: list[str]) -> list[dict[str, Any]]:
-    return [
-        {"type": "nodes", "offset": i, "names": names[i : i + NODES_CHUNK]}
-        for i in range(0, max(len(names), 1), NODES_CHUNK)
-    ] if names else [{"type": "nodes", "offset": 0, "names": []}]
+    """The node names in messages of at most ``NODES_CHUNK`` names and about ``NODES_BYTES`` of text
+    (node names may be 253 characters long: 5000 of them would not fit a mebibyte)."""
+    if not names:
+        return [{"type": "nodes", "offset": 0, "names": []}]
+    out: list[dict[str, Any]] = []
+    start = size = 0
+    for i, name in enumerate(names):
+        cost = len(name.encode()) + 3  # quotes and comma
+        if i > start and (i - start >= NODES_CHUNK or size + cost > NODES_BYTES):
+            out.append({"type": "nodes", "offset": start, "names": names[start:i]})
+            start, size = i, 0
+        size += cost
+    out.append({"type": "nodes", "offset": start, "names": names[start:]})
+    return out
 
 
 def cycle_messages(rec: CycleRecord, reasons: list[tuple[str, ...]], topk: int = TOP_K_DEFAULT) -> list[dict[str, Any]]:

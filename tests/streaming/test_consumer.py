@@ -255,3 +255,16 @@ def test_batched_frames_stay_below_their_budget_and_carry_each_message_once() ->
     # after a position: only what follows it; unbatched: one frame per message
     assert [pos for pos, _ in frames(encoded, (1, 6), batch=False)] == [(1, 7), (1, 8)]
     assert frames(encoded, (1, 8), batch=True) == []
+
+
+def test_node_lists_are_chunked_below_a_mebibyte_whatever_the_names() -> None:
+    from schedviz.streaming.protocol import NODES_CHUNK, node_messages
+
+    longest = [f"n{i:05d}-" + "x" * 246 for i in range(5000)]  # 253 characters, the most a name may have
+    msgs = node_messages(longest)
+    assert max(len(json.dumps(m, separators=(",", ":"))) for m in msgs) < 2**20 / 3
+    assert [n for m in msgs for n in m["names"]] == longest
+    assert [m["offset"] for m in msgs] == [sum(len(m["names"]) for m in msgs[:k]) for k in range(len(msgs))]
+    short = [f"n{i}" for i in range(12000)]
+    assert [len(m["names"]) for m in node_messages(short)] == [NODES_CHUNK, NODES_CHUNK, 2000]
+    assert node_messages([]) == [{"type": "nodes", "offset": 0, "names": []}]
