@@ -121,3 +121,46 @@ def test_bench_stream_follows_a_replay_in_batched_frames() -> None:
     # a frame per cycle (of a few dozen messages), plus hello, nodes, the status updates and end
     assert r["messages"] > 6 * 10 and 6 + 3 <= r["frames"] < r["messages"] / 3
     assert 0 < r["maxFrameBytes"] < 2**20 and r["cyclesPerSecond"] > 0
+
+
+def test_two_web_processes_stream_one_running_replay_alike(server: dict[str, Any], tmp_path: Path) -> None:
+    """The worker publishes on Redis; a client on each of two web processes follows the replay as it
+    runs and receives the same messages in the same order."""
+    import asyncio
+
+    import websockets
+
+    from .stack import call, upload_synthetic
+
+    tok = server["token"]
+    port2 = free_port()
+    web2 = start_web(server["env"], port2, tmp_path, name="web2")
+    try:
+        snap = upload_synthetic(server["port"], tok, 500, 150)
+        status, _, replay = call(
+            server["port"], "POST", "/api/v1/replays/", tok, {"snapshot": snap["id"], "all_nodes": True}
+        )
+        assert status == 201, replay
+
+        async def follow(port: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+            url = f"ws://127.0.0.1:{port}/ws/replays/{replay['id']}/?token={tok}&batch=1"
+            got: list[dict[str, Any]] = []
+            async with websockets.connect(url, max_size=8 * 2**20) as ws:
+                hello = json.loads(await ws.recv())
+                while not got or got[-1]["type"] != "end":
+                    frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=120))
+                    got.extend(frame if isinstance(frame, list) else [frame])
+            return hello, got
+
+        async def both() -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+            return list(await asyncio.gather(follow(server["port"]), follow(port2)))
+
+        (hello1, got1), (hello2, got2) = asyncio.run(both())
+    finally:
+        web2.stop()
+    # they joined while the replay was queued or running, and followed it to its end
+    assert {hello1["replay"]["status"], hello2["replay"]["status"]} & {"queued", "running"}, (hello1, hello2)
+    cycles1 = [m for m in got1 if "pos" in m]
+    assert cycles1 == [m for m in got2 if "pos" in m]
+    assert sum(1 for m in cycles1 if m["type"] == "cycle.end") == snap["pending_count"]
+    assert [m["status"] for m in got1 if m["type"] == "status"][-1] == "succeeded"

@@ -202,6 +202,23 @@ async def test_playback_controls() -> None:
     await comm.disconnect()
 
 
+async def test_pause_stops_a_playing_replay_after_the_cycle_in_flight() -> None:
+    rid, token = await make_replay(extra_pods=3)
+    comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}&mode=playback&batch=1")
+    await comm.connect()
+    assert [json.loads(await comm.receive_from())["type"] for _ in range(2)] == ["hello", "nodes"]
+    await comm.send_to(text_data=json.dumps({"action": "play", "speed": 2}))  # a cycle every 0.5 s
+    first = json.loads(await comm.receive_from(timeout=5))
+    assert {m["pos"][0] for m in first} == {1} and first[-1]["type"] == "cycle.end"
+    await comm.send_to(text_data=json.dumps({"action": "pause"}))
+    assert await comm.receive_nothing(timeout=1.5)  # three cycles' time: paused
+    await comm.send_to(text_data=json.dumps({"action": "step"}))
+    second = json.loads(await comm.receive_from(timeout=5))
+    assert {m["pos"][0] for m in second} == {2}
+    assert await comm.receive_nothing(timeout=0.7)  # a step is one cycle, then paused again
+    await comm.disconnect()
+
+
 async def test_other_users_and_anonymous_are_refused() -> None:
     rid, _ = await make_replay("owner")
     stranger = await token_for("mallory")
@@ -214,6 +231,44 @@ async def test_other_users_and_anonymous_are_refused() -> None:
         await comm.connect()
         out = await comm.receive_output(timeout=5)
         assert out["type"] == "websocket.close" and out["code"] == code, url
+        await comm.disconnect()
+
+
+@sync_to_async
+def team_and_stale_tokens(rid: str) -> tuple[str, str, str]:
+    """A team member's token for the replay's team, and the owner's revoked and expired tokens."""
+    from django.utils import timezone
+
+    from schedviz.accounts.models import Team
+    from schedviz.replays.models import Replay
+
+    replay = Replay.objects.select_related("owner").get(pk=rid)
+    team = Team.objects.create(name="platform")
+    member = User.objects.create_user("bob")
+    team.members.add(replay.owner, member)
+    Replay.objects.filter(pk=rid).update(team=team)
+    revoked, revoked_raw = ApiToken.issue(replay.owner, "revoked")
+    revoked.revoked = timezone.now()
+    revoked.save()
+    expired, expired_raw = ApiToken.issue(replay.owner, "expired")
+    expired.expires = timezone.now()
+    expired.save()
+    return ApiToken.issue(member, "ws")[1], revoked_raw, expired_raw
+
+
+async def test_team_members_follow_shared_replays_and_stale_tokens_do_not() -> None:
+    rid, _ = await make_replay("owner")
+    member, revoked, expired = await team_and_stale_tokens(rid)
+    comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={member}&batch=1")
+    assert (await comm.connect())[0]
+    hello = json.loads(await comm.receive_from(timeout=5))
+    assert hello["type"] == "hello" and hello["replay"]["id"] == rid
+    await comm.disconnect()
+    for token in (revoked, expired):
+        comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}")
+        await comm.connect()
+        out = await comm.receive_output(timeout=5)
+        assert out["type"] == "websocket.close" and out["code"] == 4401
         await comm.disconnect()
 
 
