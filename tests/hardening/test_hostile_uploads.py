@@ -87,10 +87,10 @@ def test_hostile_upload_is_refused_through_the_api(
         # the problem names the file (or the archive member) it is about
         docs = {p["document"] for p in err["details"]}
         assert any(d for d in docs), err["details"][:3]
-    # fast: CPU spent by this process (request and sampler) whatever else runs on the machine,
-    # and the wall clock with a margin for a loaded machine
+    # within 5 s: of CPU spent by this process (request and sampler), and of the wall clock (the
+    # slowest, the dense 50 MB YAML, takes about 1.5 s on the 2-core development machine)
     assert cpu < SECONDS, f"{case}: {cpu:.2f}s of CPU"
-    assert wall < 2 * SECONDS, f"{case}: {wall:.2f}s"
+    assert wall < SECONDS, f"{case}: {wall:.2f}s"
     # bounded memory: a few copies of the upload (the test client's body, the file, its text) and the
     # decompression budget (SCHEDVIZ_MAX_DECOMPRESSED_BYTES, 200 MiB) at most: a bomb that expanded
     # fully (1 GiB) fails this
