@@ -42,6 +42,19 @@ from .stack import (
     upload_synthetic,
 )
 
+# The full form (README, Hardening): the same runs on larger replays, e.g. SCHEDVIZ_FAULT_SCALE=3, with
+# `-s` to see the figures each prints.
+SCALE = float(os.environ.get("SCHEDVIZ_FAULT_SCALE", "1"))
+
+
+def scaled(n: int) -> int:
+    return max(1, round(n * SCALE))
+
+
+def figures(name: str, **values: Any) -> None:
+    print(f"\n[fault figures] {name}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
+
+
 # --------------------------------------------------------------------------------------------------
 # In-process: the answers when the database is away, and the take-over of a dead worker's replay
 
@@ -172,7 +185,7 @@ def test_worker_killed_mid_replay_is_retried_to_completion_by_another(
     second = None
     try:
         tok = token(env)
-        snap = upload_synthetic(port, tok, nodes=2000, pods=1500)
+        snap = upload_synthetic(port, tok, nodes=scaled(2000), pods=scaled(1500))
         status, _, rep = call(
             port, "POST", "/api/v1/replays/", tok, {"snapshot": snap["id"], "all_nodes": True}
         )
@@ -186,6 +199,7 @@ def test_worker_killed_mid_replay_is_retried_to_completion_by_another(
         mid = _wait("the replay to be under way", progressed, 120, every=0.05)
         assert mid["cycles_done"] < mid["cycles_total"]
         first.kill(signal.SIGKILL)  # the worker and its pool process, mid-replay
+        killed_t = time.monotonic()
         killed_at = call(port, "GET", f"/api/v1/replays/{rid}/", tok)[2]
         # nothing pretends to be complete: still running (its worker is gone), a partial trace
         assert killed_at["status"] == "running" and killed_at["cycles_done"] < killed_at["cycles_total"]
@@ -196,11 +210,15 @@ def test_worker_killed_mid_replay_is_retried_to_completion_by_another(
 
         second = start_worker(env, tmp_path, "worker-b")
 
+        taken: dict[str, float] = {}
+
         def ended() -> Any:
             r = call(port, "GET", f"/api/v1/replays/{rid}/", tok)[2]
+            if r.get("attempt", 1) >= 2 and "at" not in taken:
+                taken["at"] = time.monotonic()
             return r if r["status"] in ("succeeded", "failed", "cancelled") else None
 
-        final = _wait("another worker to finish the replay", ended, 150, every=0.5)
+        final = _wait("another worker to finish the replay", ended, 150 * max(1.0, SCALE), every=0.5)
         assert final["status"] == "succeeded", (final, second.tail())
         assert final["cycles_done"] == final["cycles_total"] == snap["pending_count"]
         detail = call(port, "GET", f"/api/v1/replays/{rid}/", tok)[2]
@@ -210,6 +228,15 @@ def test_worker_killed_mid_replay_is_retried_to_completion_by_another(
         n, lo, hi = stored[2]
         assert lo == 1 and hi == n and n >= snap["pending_count"]  # every cycle, 1..n, no hole
         assert "redelivered" in second.tail(200000) or "schedviz.run_replay" in second.tail(200000)
+        figures(
+            "worker SIGKILLed mid-replay",
+            nodes=snap["node_count"],
+            pods=snap["pending_count"],
+            killed_after_cycles=killed_at["cycles_done"],
+            taken_over_after_s=round(taken.get("at", killed_t) - killed_t, 1),
+            finished_after_s=round(time.monotonic() - killed_t, 1),
+            final=f"{final['status']} attempt 2, cycles 1..{n} with no hole",
+        )
     finally:
         web.stop()
         first.stop()
@@ -279,7 +306,7 @@ def test_redis_restarted_during_a_stream(postgres_db: str, tmp_path: Path) -> No
     worker = start_worker(env, tmp_path)
     try:
         tok = token(env)
-        snap = upload_synthetic(port, tok, nodes=1500, pods=600)
+        snap = upload_synthetic(port, tok, nodes=scaled(1500), pods=scaled(600))
         status, _, rep = call(
             port, "POST", "/api/v1/replays/", tok, {"snapshot": snap["id"], "all_nodes": True}
         )
@@ -316,6 +343,20 @@ def test_redis_restarted_during_a_stream(postgres_db: str, tmp_path: Path) -> No
             worker.tail(),
         )
         assert call(port, "GET", "/healthz", None)[0] == 200  # and the web tier recovered
+        # the consumer noticed the channel layer go and came back to it (it kept sending by polling)
+        log = web.tail(400000)
+        assert "channel layer" in log, log[-3000:]
+        figures(
+            "Redis killed during a stream, back 2 s later",
+            nodes=snap["node_count"],
+            pods=snap["pending_count"],
+            killed_at_cycle=restarted["cycle"],
+            cycles_received=st.cycles,
+            gaps=st.gaps,
+            duplicates=st.duplicates,
+            websocket_reconnects=out["drops"],
+            stream_done_after_restart_s=round(time.monotonic() - restarted["at"] - 2.0, 1),
+        )
     finally:
         web.stop()
         worker.stop()
@@ -355,8 +396,14 @@ def test_postgres_unavailable_answers_503_and_recovers(postgres_db: str, tmp_pat
             s, _, _ = call(port, "GET", "/api/v1/replays/", tok)
             assert s == 503
             proxy.set_mode("up")
+            back = time.monotonic()
             assert _wait("recovery", lambda: call(port, "GET", "/api/v1/snapshots/", tok)[0] == 200, 20)
             assert call(port, "GET", "/healthz", None)[0] == 200
+            figures(
+                f"PostgreSQL {'refusing' if mode == 'down' else 'hung'}",
+                first_503_s=round(took, 2),
+                serving_again_after_s=round(time.monotonic() - back, 2),
+            )
         log = web.tail(100000)
         assert "Traceback" not in log or "database unavailable" in log
     finally:
