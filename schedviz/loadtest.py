@@ -341,18 +341,25 @@ def _api_load(
 ) -> None:
     if rps <= 0:
         return
-    paths = _api_paths(ids, pending)
+    every = _api_paths(ids, pending)
+    # a cycle's page exists once the replay has stored it: those join the mix when the replay has ended
+    paths = [p for p in every if p[0] not in ("cycle", "cycle-failed")]
+    ended = threading.Event()
     lock = threading.Lock()
-    # the cycle pages exist once the replay has stored them: start when it has ended
-    while time.monotonic() < deadline and not stop.is_set():
-        with contextlib.suppress(LoadError, OSError, ValueError):
-            if http_.json("GET", f"/api/v1/replays/{ids['replay']}/")["status"] in (
-                "succeeded",
-                "failed",
-                "cancelled",
-            ):
-                break
-        time.sleep(0.2)
+
+    def watch_replay() -> None:
+        while time.monotonic() < deadline and not stop.is_set():
+            with contextlib.suppress(LoadError, OSError, ValueError):
+                if http_.json("GET", f"/api/v1/replays/{ids['replay']}/")["status"] in (
+                    "succeeded",
+                    "failed",
+                    "cancelled",
+                ):
+                    ended.set()
+                    return
+            time.sleep(0.5)
+
+    threading.Thread(target=watch_replay, daemon=True).start()
 
     def one(name: str, path: str, scheduled: float) -> None:
         try:
@@ -379,6 +386,8 @@ def _api_load(
                 time.sleep(delay)
             elif delay < -0.05:
                 st.late_starts += 1
+            if ended.is_set() and len(paths) < len(every):
+                paths = every
             name, path = paths[i % len(paths)]
             pool.submit(one, name, path, scheduled)
             i += 1

@@ -27,6 +27,14 @@ def serve(host: str = "127.0.0.1", port: int = 8000, demo: bool = False, migrate
           f"replays: {settings.SCHEDVIZ_TASK_MODE})")
     import uvicorn
 
-    config: dict[str, Any] = {"host": host, "port": port, "log_level": "info", "lifespan": "off"}
+    config: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": "info",
+        "lifespan": "off",
+        # compressing every frame for every client costs more CPU than anything else the streams do
+        # (README, Hardening: Load); WS_PER_MESSAGE_DEFLATE=true turns it on for slow links
+        "ws_per_message_deflate": os.environ.get("WS_PER_MESSAGE_DEFLATE", "false").lower() in ("1", "true", "yes"),
+    }
     uvicorn.run("schedviz.asgi:application", **config)
     return 0

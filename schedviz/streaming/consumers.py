@@ -11,7 +11,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
@@ -23,6 +24,7 @@ from .protocol import Position, cycle_messages, frames, node_messages
 from .publish import group
 
 log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 POLL_SECONDS = 2.0  # fallback when a wake-up is missed (and the only clock while the channel layer is away)
 LAYER_RETRY_MAX_SECONDS = 5.0
@@ -89,12 +91,27 @@ def _read_state(replay_id: Any) -> tuple[Any, ...] | None:
     return Replay.objects.filter(pk=replay_id).values_list(*_STATE_FIELDS).first()
 
 
+_inflight: dict[tuple[Any, ...], asyncio.Future[Any]] = {}
+
+
+async def _shared(key: tuple[Any, ...], read: Callable[[], Awaitable[R]]) -> R:
+    """One read for every consumer asking the same question at the same time: when a wake-up reaches a
+    few hundred consumers of a replay at once, the first one's query answers them all."""
+    fut = _inflight.get(key)
+    if fut is None:
+        fut = asyncio.ensure_future(read())
+        _inflight[key] = fut
+        fut.add_done_callback(lambda _: _inflight.pop(key, None))
+    result: R = await asyncio.shield(fut)
+    return result
+
+
 async def _refresh(replay: Any) -> Any:
     """The replay with its current state (status, attempt, progress)."""
     now = time.monotonic()
     hit = _memo.state.get(replay.pk)
     if hit is None or now - hit[0] > STATE_TTL:
-        row = await _read_state(replay.pk)
+        row = await _shared(("state", replay.pk), lambda: _read_state(replay.pk))
         if row is None:
             raise _Gone(replay.pk)
         hit = (now, row)
@@ -132,15 +149,18 @@ async def _next_cycles(replay: Any, after_cycle: int, limit: int, topk: int) -> 
     """``_cycles`` for a replay, without asking the database for a finished attempt whose cycles are
     all known and encoded in this process."""
     if replay.status in FINISHED:
-        key = (replay.pk, replay.attempt)
-        seqs = _memo.seqs.get(key)
+        attempt = (replay.pk, replay.attempt)
+        seqs = _memo.seqs.get(attempt)
         if seqs is None:
-            seqs = await _stored_seqs(replay.pk, replay.attempt)
-            _memo.put(_memo.seqs, key, seqs)
+            seqs = await _shared(("seqs", *attempt), lambda: _stored_seqs(replay.pk, replay.attempt))
+            _memo.put(_memo.seqs, attempt, seqs)
         todo = seqs[bisect.bisect_right(seqs, after_cycle) :][:limit]
         if all((replay.pk, replay.attempt, q, topk) in _cache for q in todo):
             return [(q, None) for q in todo]
-    return await _cycles(replay.pk, replay.attempt, after_cycle, None, limit, topk)
+    return await _shared(
+        ("cycles", replay.pk, replay.attempt, after_cycle, limit, topk),
+        lambda: _cycles(replay.pk, replay.attempt, after_cycle, None, limit, topk),
+    )
 
 
 class _MessageCache:

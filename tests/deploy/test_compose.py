@@ -47,6 +47,8 @@ def test_services_and_health_checks() -> None:
         assert deps["postgres"]["condition"] == deps["redis"]["condition"] == "service_healthy"
     web_cmd = " ".join(services["web"]["command"])
     assert web_cmd.index("migrate") < web_cmd.index("uvicorn schedviz.asgi:application")
+    # websocket frames uncompressed unless asked (per-client compression dominates streaming's CPU)
+    assert "--ws-per-message-deflate ${WS_PER_MESSAGE_DEFLATE:-false}" in web_cmd
     assert "celery -A schedviz worker" in " ".join(services["worker"]["command"])
     assert services["live"]["depends_on"]["web"]["condition"] == "service_healthy"  # migrated first
     assert (ROOT / "Dockerfile").exists()

@@ -149,6 +149,8 @@ def start_web(env: dict[str, str], port: int, logdir: Path, name: str = "web") -
             str(port),
             "--log-level",
             "warning",
+            "--ws-per-message-deflate",  # as docker-compose runs it
+            env.get("WS_PER_MESSAGE_DEFLATE", "false"),
         ],
         env,
         logdir,
