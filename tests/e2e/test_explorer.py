@@ -369,6 +369,51 @@ def test_why_here_shows_the_api_numbers(page: Page, server: str, api: Api, shot:
         expect(block.locator("ul.explain-words > li").filter(has_text=line)).to_have_count(1)
 
 
+def test_deep_links_to_a_preemption_and_to_what_would_make_a_pod_fit(
+    page: Page, server: str, api: Api, shot: Shot
+) -> None:
+    replay = sample_replay(api)
+    rid = replay["id"]
+    timeline = api(f"/api/v1/replays/{rid}/timeline/")["cycles"]
+
+    # a cycle whose preemption evicted pods, opened from its URL: the message and the victims
+    pre = next(c for c in timeline if c["evictions"])
+    detail = api(f"/api/v1/replays/{rid}/cycles/{pre['seq']}/?page_size=1")
+    page.goto(f"{server}/replays/{rid}/cycles/{pre['seq']}")
+    expect(page.locator("#cycle-title")).to_have_text(f"Cycle {pre['seq']}: {pre['pod']}")
+    panel = page.locator(".panel:has(#cycle-title)")
+    expect(panel.locator(".message").first).to_have_text(detail["message"])
+    victims = panel.get_by_role("list", name="Preemption victims").locator("li")
+    expect(victims).to_have_text([e["pod"] for e in pre["evictions"]])
+    expect(panel).to_contain_text(f"Preemption nominated {pre['nominatedNode']}")
+
+    # a pod that never fit, opened from its URL: what would make it fit, as the explain API says
+    final: dict[str, str] = {}
+    for c in timeline:
+        final[c["pod"]] = c["result"]
+    pod = next(p for p, r in final.items() if r == "Unschedulable")
+    ex = api(f"/api/v1/replays/{rid}/explain/?pod={pod}")
+    assert ex["result"] == "Unschedulable" and ex["fixes"], ex
+    ns, name = pod.split("/")
+    page.goto(f"{server}/replays/{rid}/pods/{ns}/{name}")
+    expect(page.get_by_role("heading", name="What would make it fit?")).to_be_visible()
+    rows = page.locator("[data-testid=suggestion]")
+    expect(rows).to_have_count(len(ex["suggestions"]))
+    for k, sug in enumerate(ex["suggestions"][:3]):
+        expect(rows.nth(k).locator("td").first).to_have_text(str(sug["feasibleNodes"]))
+        expect(rows.nth(k).locator("td").nth(1)).to_contain_text(sug["change"]["description"])
+    shot(page, "what-would-make-it-fit")
+
+    # a comparison with a chosen node, opened from its URL (?node=)
+    cyc = next(c for c in timeline if c["result"] == "Scheduled" and c["kind"] == "Scheduling")
+    nodes = api(f"/api/v1/replays/{rid}/cycles/{cyc['seq']}/?page_size=1000")["nodes"]["results"]
+    other = next(n for n in nodes if n["name"] != cyc["node"])
+    ns, name = cyc["pod"].split("/")
+    page.goto(f"{server}/replays/{rid}/pods/{ns}/{name}?node={other['name']}")
+    block = page.locator("[data-testid=comparison][aria-label='Compared']")
+    expect(block.locator("h3")).to_have_text(f"Compared: {cyc['node']} against {other['name']}")
+
+
 # -------------------------------------------------------------------------------- 4. configuration, what-if
 
 
