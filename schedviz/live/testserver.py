@@ -242,6 +242,7 @@ class TestApiServer:
         self._ssl: ssl.SSLContext | None = None
         self._lists_open = threading.Event()
         self._lists_open.set()
+        self._garbage_lists = 0
         if self.tls:
             self._make_certificate()
 
@@ -557,6 +558,12 @@ class TestApiServer:
     def release_lists(self) -> None:
         self._lists_open.set()
 
+    def garble_lists(self, count: int) -> None:
+        """The next ``count`` list requests are answered 200 with a body that is not JSON (a proxy's
+        error page, a half-written answer)."""
+        with self._cond:
+            self._garbage_lists = count
+
     def waiting_lists(self) -> int:
         with self._cond:
             return self._waiting_lists
@@ -817,6 +824,17 @@ def _handler(srv: TestApiServer) -> type[BaseHTTPRequestHandler]:
                 finally:
                     with srv._cond:
                         srv._waiting_lists -= 1
+            with srv._cond:
+                garble = srv._garbage_lists > 0
+                srv._garbage_lists -= 1 if garble else 0
+            if garble:
+                data = b'<html><body>502 Bad Gateway</body></html>{"kind": "PodLis'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
             code, body = srv._list(res, namespace, q)
             self._send_json(code, body)
 

@@ -15,6 +15,7 @@ import json
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import threading
 import time
@@ -78,6 +79,7 @@ class Reply:
     status: int = 200
     delay: float = 0.0  # seconds to wait before answering
     stall_body: bool = False  # send the headers and one byte, then wait ``delay``
+    reset: bool = False  # read the request, then reset the connection (RST) without answering
 
 
 Answer = Callable[[dict[str, Any]], Reply]
@@ -97,6 +99,11 @@ class _Handler(BaseHTTPRequestHandler):
         fake.requests.append((verb, body, self.headers.get("Content-Type", "")))
         answer = fake.answers.get(verb)
         reply = answer(body) if answer is not None else Reply(status=404)
+        if reply.reset:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+            return
         if reply.delay and not reply.stall_body:
             fake.release.wait(reply.delay)
         data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
@@ -779,6 +786,12 @@ FAILURES: list[Any] = [
         fixed(b"boom", status=500), "", "failed filter with extender at URL {url}/filter, code 500", id="500"
     ),
     pytest.param(fixed(b"garbage"), "", "invalid character 'g' looking for beginning of value", id="garbage"),
+    pytest.param(
+        lambda _: Reply(reset=True),
+        "",
+        'Post "{url}/filter": read tcp 127.0.0.1:{port}: connection reset by peer',
+        id="connection-reset",
+    ),
     pytest.param(fixed(b""), "", "EOF", id="empty-body"),
     pytest.param(fixed(b'{"NodeNames": ["n1"'), "", "unexpected EOF", id="truncated"),
     pytest.param(

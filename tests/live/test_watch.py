@@ -3,7 +3,9 @@ dropped connections, API-server restarts, and clear errors for bad credentials o
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -215,6 +217,32 @@ def test_dropped_connections_resume_from_the_last_resource_version(
     assert health["errors"] >= 1 and health["reconnects"] >= 1
     watches = [r for r in apiserver.requests if r.path == "/api/v1/pods" and r.watch]
     assert len(watches) >= 2
+    h.assert_mirrors_server()
+
+
+def test_garbage_and_hung_answers_are_bounded_errors_then_retried(
+    apiserver: TestApiServer, harness_stop: list[Harness]
+) -> None:
+    populated(apiserver)
+    # answers that are not JSON (a proxy's error page): described, retried, then the real list
+    apiserver.garble_lists(2)
+    h = start(apiserver, ["Pod"], timing=dataclasses.replace(FAST, list_timeout=0.5))
+    harness_stop.append(h)
+    wait_until(lambda: h.health("Pod")["synced"], what="the list after the garbage")
+    health = h.health("Pod")
+    assert (health["lists"], health["errors"]) == (1, 2), health
+    assert "unreadable answer while listing pods" in health["lastError"], health
+    # a relist the API server accepts and never answers: each try bounded by the list timeout
+    apiserver.wait_for_watches(1)
+    apiserver.hold_lists()
+    t0 = time.monotonic()
+    assert apiserver.expire_watches() == 1  # 410: the reflector must list again
+    wait_until(lambda: h.health("Pod")["errors"] >= 4, what="two timed-out relists")
+    assert time.monotonic() - t0 < 5
+    assert "timed out" in h.health("Pod")["lastError"]
+    apiserver.bind("default", "p0", "n0")  # meanwhile, a change the relist must bring
+    apiserver.release_lists()
+    wait_until(lambda: h.health("Pod")["relists"] == 1, what="the relist once answered")
     h.assert_mirrors_server()
 
 
