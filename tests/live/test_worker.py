@@ -329,3 +329,33 @@ def test_the_live_demo_runs_a_scripted_cluster(alice: User, capsys: Any) -> None
     # the scripted scheduler places pods where the engine would, except every 7th decision
     assert rows[0].pod == "default/hello" and rows[0].agreement == "match"
     assert sum(1 for r in rows if r.agreement == "match") >= len(rows) // 2
+
+
+def test_the_clusters_token_never_reaches_the_logs_or_the_stored_state(
+    apiserver: TestApiServer, alice: User, workers: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The worker watching, then refused (the token revoked on the cluster's side), logs at every
+    level: the token is in none of it, nor in what it stores about the cluster."""
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    sc, expected = scenario("basic/scn-20001")
+    serve(apiserver, sc)
+    cluster = add_cluster(alice, apiserver)
+    secret = apiserver.token
+    w = workers("w1")
+    wait_until(lambda: status(cluster) == "watching", what="watching")
+    decide(apiserver, next(r for r in expected if r["selected"]))
+    wait_until(lambda: len(cycles(cluster)) == 1, what="a cycle")
+    apiserver.token = "rotated-on-the-cluster"
+    apiserver.drop_connections()  # the watches reconnect, with a token the cluster no longer takes
+    wait_until(lambda: "401" in caplog.text or "refused the credentials" in caplog.text, what="the refusal")
+    w.stop()
+    assert secret not in caplog.text
+    cluster.refresh_from_db()
+    stored = json.dumps(
+        {k: v for k, v in cluster.__dict__.items() if not k.startswith("_") and k != "credentials"},
+        default=str,
+    )
+    assert secret not in stored and "refused the credentials" in stored + caplog.text
+    assert secret.encode() not in bytes(cluster.checkpoint_blob or b"")
