@@ -151,6 +151,8 @@ CELERY_TASK_DEFAULT_QUEUE = "schedviz"
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("SCHEDVIZ_TASK_VISIBILITY_SECONDS", 3600)}
 # A running replay whose worker has not reported for this long may be re-run (POST .../rerun/).
 SCHEDVIZ_STALE_SECONDS = env_int("SCHEDVIZ_STALE_SECONDS", 120)
+# the longest an API token may live; 0: no limit, and tokens that never expire may be asked for
+SCHEDVIZ_TOKEN_MAX_DAYS = env_int("SCHEDVIZ_TOKEN_MAX_DAYS", 365)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -171,8 +171,24 @@ class TokenSerializer(serializers.ModelSerializer[ApiToken]):
 class TokenCreateSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=100)
     ttl_days = serializers.IntegerField(
-        required=False, min_value=1, max_value=3650, default=90, allow_null=True
+        required=False,
+        min_value=1,
+        max_value=3650,
+        default=90,
+        allow_null=True,
+        help_text="Days until the token expires (default 90, at most SCHEDVIZ_TOKEN_MAX_DAYS, 365 "
+        "unless set); null for a token that never expires, only where SCHEDVIZ_TOKEN_MAX_DAYS is 0",
     )
+
+    def validate_ttl_days(self, value: int | None) -> int | None:
+        from django.conf import settings
+
+        limit = int(getattr(settings, "SCHEDVIZ_TOKEN_MAX_DAYS", 0) or 0)
+        if limit and value is None:
+            raise serializers.ValidationError(f"tokens expire on this server: at most {limit} days")
+        if limit and value is not None and value > limit:
+            raise serializers.ValidationError(f"at most {limit} days on this server")
+        return value
 
 
 class ReportCreateSerializer(serializers.Serializer[Any]):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection
@@ -67,7 +68,17 @@ def test_expiry_is_honoured(api: APIClient) -> None:
     assert client.get("/api/v1/snapshots/").status_code == 200
     ApiToken.objects.filter(pk=body["id"]).update(expires=timezone.now() - timedelta(seconds=1))
     assert error_of(client.get("/api/v1/snapshots/"), 401)["code"] == "authentication_failed"
-    # no expiry at all when asked for
+
+
+
+def test_token_lifetimes_are_capped_unless_the_server_allows_any(api: APIClient, settings: Any) -> None:
+    # by default tokens live at most SCHEDVIZ_TOKEN_MAX_DAYS (365): longer, or never expiring, is a 400
+    for ttl, says in ((None, "tokens expire on this server: at most 365 days"), (366, "at most 365 days on this server")):
+        err = error_of(api.post("/api/v1/tokens/", {"name": "long", "ttl_days": ttl}, format="json"), 400)
+        assert err["details"]["ttl_days"] == [says], err
+    assert api.post("/api/v1/tokens/", {"name": "year", "ttl_days": 365}, format="json").status_code == 201
+    # a server without a limit: no expiry at all when asked for
+    settings.SCHEDVIZ_TOKEN_MAX_DAYS = 0
     forever = api.post("/api/v1/tokens/", {"name": "forever", "ttl_days": None}, format="json").json()
     assert forever["expires"] is None
     assert token_client(forever["token"]).get("/api/v1/snapshots/").status_code == 200
