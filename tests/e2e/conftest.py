@@ -128,6 +128,14 @@ def page(browser: Browser, server: str, request: pytest.FixtureRequest) -> Itera
         pytest.fail("the page reported errors:\n" + "\n".join(problems), pytrace=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_screenshots() -> None:
+    """Each run's screenshots only: none left over from an earlier run (a stale FAILED- among them)."""
+    if SCREENSHOTS.is_dir():
+        for old in SCREENSHOTS.glob("*.png"):
+            old.unlink()
+
+
 @pytest.fixture
 def shot() -> Callable[..., Path]:
     """shot(page, name, full_page=True): save test-artifacts/screenshots/<name>.png."""
