@@ -32,6 +32,7 @@ from schedviz.streaming.db import stream_db
 from schedviz.streaming.protocol import (
     Position,
     cycle_messages,
+    encode,
     frames,
     node_messages,
 )
@@ -224,11 +225,7 @@ class LiveClusterConsumer(PlaybackControls, AsyncWebsocketConsumer):
     ) -> None:
         await qos.turn()
         start = self.after
-        encoded = [
-            ((m["pos"][0], m["pos"][1]), json.dumps(m, separators=(",", ":")))
-            for m in live_messages(seq, payload, live, self.topk)
-        ]
-        for pos, text in frames(encoded, start, self.batch):
+        for pos, text in frames(encode(live_messages(seq, payload, live, self.topk)), start, self.batch):
             if self.after != start:
                 return  # a seek arrived meanwhile
             if nodeset is not None and nodeset != self.nodeset:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -20,7 +19,7 @@ from schedviz.streaming import qos
 from schedviz.streaming.controls import PlaybackControls
 from schedviz.streaming.db import stream_db
 
-from .protocol import Position, cycle_messages, frames, node_messages
+from .protocol import Position, cycle_messages, encode, frames, node_messages
 from .publish import group
 
 log = logging.getLogger(__name__)
@@ -242,9 +241,7 @@ def _messages(payload: bytes, topk: int) -> list[dict[str, Any]]:
 
 
 def _encoded(payload: bytes, topk: int) -> list[tuple[Position, str]]:
-    return [
-        ((m["pos"][0], m["pos"][1]), json.dumps(m, separators=(",", ":"))) for m in _messages(payload, topk)
-    ]
+    return encode(_messages(payload, topk))
 
 
 class ReplayConsumer(PlaybackControls, AsyncWebsocketConsumer):

@@ -6,6 +6,7 @@ which is what lets a client resume at a position with no gap and no duplicate.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,11 @@ def parse_position(text: str | None) -> Position:
     if c < 0 or p < -1:
         raise ValueError(f"after: expected non-negative numbers, got {text!r}")
     return (c, p)
+
+
+def encode(messages: list[dict[str, Any]]) -> list[tuple[Position, str]]:
+    """Each message with its position, as the compact JSON text a frame carries."""
+    return [((m["pos"][0], m["pos"][1]), json.dumps(m, separators=(",", ":"))) for m in messages]
 
 
 def frames(encoded: list[tuple[Position, str]], after: Position, batch: bool) -> list[tuple[Position, str]]:
