@@ -56,6 +56,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # a password check the sign-in throttle refused: 429 with Retry-After (schedviz/accounts/signin_throttle.py)
+    "schedviz.accounts.middleware.SigninLockoutMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # last: it sees the views' exceptions first (a database that cannot be reached: 503, not 500)
@@ -123,6 +125,17 @@ STATIC_ROOT = DATA_DIR / "static"
 STATICFILES_DIRS = [p for p in [BASE_DIR / "frontend" / "dist"] if p.exists()]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
+
+# Sign-in throttling (schedviz/accounts/signin_throttle.py): every password check (the sign-in pages,
+# the admin's, a password change's old password) goes through the backend below. Failures are counted
+# in a sliding window per account (the normalised username) and per client address (REMOTE_ADDR, set
+# by uvicorn from X-Forwarded-For for the proxies in FORWARDED_ALLOW_IPS); past either limit, attempts
+# are refused without checking the password (429, Retry-After) until the failures age out of the
+# window. A successful sign-in clears the account's count. 0 turns a limit off.
+AUTHENTICATION_BACKENDS = ["schedviz.accounts.backends.ThrottledModelBackend"]
+SCHEDVIZ_LOGIN_FAILURES_PER_ACCOUNT = env_int("SCHEDVIZ_LOGIN_FAILURES_PER_ACCOUNT", 5)
+SCHEDVIZ_LOGIN_FAILURES_PER_ADDRESS = env_int("SCHEDVIZ_LOGIN_FAILURES_PER_ADDRESS", 20)
+SCHEDVIZ_LOGIN_WINDOW_SECONDS = env_int("SCHEDVIZ_LOGIN_WINDOW_SECONDS", 15 * 60)
 
 # Redis: the Celery broker and the channel layer. Absent: in-memory layer, replays run in-process.
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -193,7 +206,8 @@ CACHES = {
         "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
     if os.environ.get("SCHEDVIZ_CACHE_URL", REDIS_URL)
-    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    # room for the sign-in throttle's counters (a key per account or address and minute) besides the rates'
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "OPTIONS": {"MAX_ENTRIES": 50_000}}
 }
 
 # Upload limits (bytes, counts); see schedviz/ingestion/parsing.py Limits.from_env.

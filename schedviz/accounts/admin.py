@@ -1,7 +1,10 @@
 from django.contrib import admin
 
+from .forms import AdminSignInForm
 from .models import ApiToken, Team
 
+# the admin's sign-in says when the sign-in throttle refused an attempt (schedviz/accounts/signin_throttle.py)
+admin.site.login_form = AdminSignInForm
 admin.site.register(Team)
 
 
