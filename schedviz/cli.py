@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine import ConfigError, InputError, ReplayOptions, SchedVizError, load_config, load_paths
+from .engine.runtime import extenders as extender_transport
 from .engine.runtime import registry
 from .engine.runtime.replay import Replay
 from .engine.trace import CycleRecord, ReplayTrace
@@ -24,14 +25,27 @@ def _replay(args: argparse.Namespace) -> int:
         cfg_source = args.config
     config = load_config(cfg_source, implements=registry.implements_table())
     preemption = getattr(args, "preemption", None) or "evict"
-    rp = Replay(snapshot, config, ReplayOptions(all_nodes=args.all_nodes, preemption=preemption))
-    trace = rp.run()
+    with _budget(args) as budget:
+        rp = Replay(snapshot, config, ReplayOptions(all_nodes=args.all_nodes, preemption=preemption, budget=budget))
+        trace = rp.run()
     if args.format == "json":
         json.dump(trace.to_dict(), sys.stdout, indent=1 if args.pretty else None)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_table(trace, top=args.top))
     return 0
+
+
+def _budget(args: argparse.Namespace) -> Any:
+    """--cycle-timeout: each cycle bounded (engine/budget.py); without it, nothing is (a context manager)."""
+    from contextlib import nullcontext
+
+    from .engine.budget import Budget
+
+    seconds = getattr(args, "cycle_timeout", None)
+    if not seconds:
+        return nullcontext(None)
+    return Budget(seconds, setting="--cycle-timeout", setup_seconds=None, setup_setting="")
 
 
 def render_table(trace: ReplayTrace, top: int = 3) -> str:
@@ -190,7 +204,8 @@ def _report(args: argparse.Namespace) -> int:
         impl = registry.implements_table()
         candidate = load_config(args.config, implements=impl)
         baseline = load_config(args.baseline, implements=impl) if args.baseline else None
-        report = reports.build_report(snapshot, candidate, baseline)
+        with _budget(args) as budget:
+            report = reports.build_report(snapshot, candidate, baseline, ReplayOptions(budget=budget))
     else:
         from .reports_client import fetch_report
 
@@ -353,6 +368,16 @@ def _load_plugins(args: argparse.Namespace) -> None:
     registry.load_modules([*registry.modules_from_env(), *(args.plugin_module or [])])
 
 
+def _cycle_timeout_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--cycle-timeout",
+        type=float,
+        metavar="S",
+        help="stop a scheduling cycle after S seconds (wall clock): it is recorded as an Error and the "
+        "replay goes on (default: no limit)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="schedviz", description="Replay and explain kube-scheduler decisions.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -367,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="evict: a successful preemption deletes its victims and the preemptor is retried after its "
         "backoff (default); dry-run: preemption is only recorded",
     )
+    _cycle_timeout_option(r)
     r.add_argument("--format", choices=("json", "table"), default="table")
     r.add_argument("--top", type=int, default=3, help="nodes shown per pod in the table")
     r.add_argument("--pretty", action="store_true", help="indent JSON output")
@@ -469,6 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument(
         "--timeout", type=float, default=600.0, metavar="S", help="seconds to wait for the server's report"
     )
+    _cycle_timeout_option(rp)
     _plugin_module_option(rp)
     rp.set_defaults(func=_report)
     e = sub.add_parser(
@@ -524,6 +551,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # The command line is the user's own program: extenders are called as kube-scheduler calls them
+    # (the server, `schedviz serve`, installs its guarded transport when Django starts instead).
+    previous = None if args.func is _serve else extender_transport.set_transport(extender_transport.DIRECT)
     try:
         _load_plugins(args)
         return int(args.func(args))
@@ -535,6 +565,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    finally:
+        if previous is not None:
+            extender_transport.set_transport(previous)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,17 @@ class SnapshotUploadSerializer(serializers.Serializer[Any]):
         return attrs
 
 
+EXTENDERS_HELP = (
+    'call (default): refuse a configuration whose extenders this server may not call (their URLs '
+    "are not under SCHEDVIZ_EXTENDER_URLS); skip: run without those extenders, named in "
+    "options.extendersNotCalled"
+)
+
+
+def extenders_field() -> serializers.ChoiceField:
+    return serializers.ChoiceField(choices=["call", "skip"], required=False, default="call", help_text=EXTENDERS_HELP)
+
+
 class ConfigurationSerializer(serializers.ModelSerializer[Configuration]):
     valid = serializers.BooleanField(read_only=True)
 
@@ -83,6 +94,7 @@ class ConfigurationSerializer(serializers.ModelSerializer[Configuration]):
 
 class ConfigurationValidateSerializer(serializers.Serializer[Any]):
     text = serializers.CharField(trim_whitespace=False)
+    extenders = extenders_field()
 
 
 class ReplayCreateSerializer(serializers.Serializer[Any]):
@@ -103,6 +115,7 @@ class ReplayCreateSerializer(serializers.Serializer[Any]):
     team = TeamField(
         help_text="Share with this team (its id; you must be a member). Default: the snapshot's team"
     )
+    extenders = extenders_field()
 
 
 class ReplaySerializer(serializers.ModelSerializer[Replay]):
@@ -197,6 +210,7 @@ class ReportCreateSerializer(serializers.Serializer[Any]):
     config = serializers.FileField(required=False, help_text="The candidate KubeSchedulerConfiguration")
     baseline = serializers.FileField(required=False, help_text="The baseline configuration to compare with")
     wait = serializers.FloatField(required=False, min_value=0, max_value=300, default=30)
+    extenders = extenders_field()
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs.get("snapshot") and not attrs.get("snapshot_id"):

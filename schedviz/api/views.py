@@ -245,8 +245,10 @@ class ConfigurationViewSet(
     serializer_class = s.ConfigurationSerializer
 
     def _validated(self, text: str) -> dict[str, Any]:
+        data: Any = self.request.data
+        mode = _choice(self.request, "extenders", ("call", "skip")) or str(data.get("extenders") or "call")
         try:
-            return validate_config_text(text)
+            return validate_config_text(text, extenders=mode)
         except (ConfigError, InputError) as exc:
             raise _config_error(exc) from None
 
@@ -285,7 +287,8 @@ class ConfigurationViewSet(
         """Validate a configuration without storing it: the problems, or the profiles it defines."""
         ser = s.ConfigurationValidateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        return Response(replay_services.describe_config(ser.validated_data["text"]))
+        d = ser.validated_data
+        return Response(replay_services.describe_config(d["text"], d.get("extenders", "call")))
 
 
 @extend_schema(tags=["replays"])
@@ -360,6 +363,7 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
                 preemption=d.get("preemption", "evict"),
                 name=d.get("name", ""),
                 team=d.get("team"),
+                extenders=d.get("extenders", "call"),
             )
         except (ConfigError, InputError) as exc:
             raise _config_error(exc) from None
@@ -631,7 +635,9 @@ class ReportViewSet(OwnedViewSet):
             if f is None:
                 return None
             try:
-                return validate_config_text(f.read().decode("utf-8", errors="replace"), field)
+                return validate_config_text(
+                    f.read().decode("utf-8", errors="replace"), field, extenders=d.get("extenders", "call")
+                )
             except (ConfigError, InputError) as exc:
                 raise ApiError(
                     f"invalid KubeSchedulerConfiguration in {field}",
@@ -650,7 +656,13 @@ class ReportViewSet(OwnedViewSet):
                 raise _upload_error(exc) from None
         else:
             snap = get_object_or_404(visible(Snapshot.objects.all(), _user(request)), pk=d["snapshot_id"])
-        rep = create_report(_user(request), snap, candidate, baseline, d.get("baseline") is not None)
+        try:
+            rep = create_report(
+                _user(request), snap, candidate, baseline, d.get("baseline") is not None,
+                extenders=d.get("extenders", "call"),
+            )
+        except (ConfigError, InputError) as exc:
+            raise _config_error(exc) from None
         rep = wait_for(rep, float(d.get("wait", 30)))
         body = self._body(request, rep)
         if rep.status == rep.Status.SUCCEEDED:

@@ -9,18 +9,23 @@ from django.db import IntegrityError, transaction
 from schedviz.engine.config import load_config, parse_config_text
 from schedviz.engine.errors import ConfigError, InputError
 from schedviz.engine.runtime import registry
+from schedviz.outbound import extenders as outbound_extenders
 
 from .models import Snapshot, pack
 from .parsing import Limits, ParsedSnapshot, UploadError, parse_upload
 from .summary import summarize
 
 
-def validate_config_text(text: str, source: str = "config") -> dict[str, Any]:
-    """Parse and validate a KubeSchedulerConfiguration; raises ConfigError/InputError."""
+def validate_config_text(text: str, source: str = "config", extenders: str = "call") -> dict[str, Any]:
+    """Parse and validate an uploaded KubeSchedulerConfiguration as the server would run it: valid,
+    naming no file, its extenders callable here unless ``extenders`` is "skip" (see
+    ``schedviz.outbound.extenders``). Raises ConfigError/InputError. The text's content is kept
+    whole: what is skipped is decided again where it runs."""
     raw = parse_config_text(text)
     load_config(raw, implements=registry.implements_table(), name=source)
     if not isinstance(raw, dict):
         raise ConfigError(["expected a KubeSchedulerConfiguration object"], source)
+    outbound_extenders.vet(raw, extenders, source)
     return raw
 
 
@@ -37,9 +42,12 @@ def create_snapshot(
     """Store an upload; returns (snapshot, created). Nothing is stored unless everything is valid."""
     parsed = parse_upload(data, filename, limits or Limits.from_env())
     config = parsed.config
+    problems = outbound_extenders.path_problems(config)
+    if problems:  # a configuration among the manifests: no file paths either
+        raise UploadError.from_messages("KubeSchedulerConfiguration", problems)
     if config_text is not None and config_text.strip():
         try:
-            config = validate_config_text(config_text, "config")
+            config = validate_config_text(config_text, "config", extenders="skip")
         except (ConfigError, InputError) as exc:
             problems = getattr(exc, "problems", None) or [str(exc)]
             raise UploadError.from_messages("config", problems) from None

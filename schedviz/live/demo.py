@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import itertools
 import logging
+import os
 import secrets
 import threading
 import time
@@ -21,6 +22,7 @@ from typing import Any
 import yaml
 from django.contrib.auth.models import User
 
+from schedviz.outbound import kube as outbound_kube
 from schedviz.replays.demo import DEMO_PASSWORD, DEMO_USER, SAMPLE
 
 from . import schedconfig, services
@@ -108,9 +110,14 @@ class ScriptedScheduler:
 
 
 def start_server(port: int = 0) -> TestApiServer:
+    """The stand-in API server on loopback. This process may reach it: its address joins
+    SCHEDVIZ_CLUSTER_HOSTS here (the guard refuses loopback to clusters added from kubeconfigs)."""
     srv = TestApiServer(token=secrets.token_urlsafe(24))
     srv._port = port
     srv.start()
+    allowed = os.environ.get(outbound_kube.SETTING, "").split(",")
+    if "127.0.0.1" not in allowed:
+        os.environ[outbound_kube.SETTING] = ",".join([*filter(None, allowed), "127.0.0.1"])
     doc = yaml.safe_load(SAMPLE.read_text())
     for obj in doc["items"] if isinstance(doc, dict) else doc:
         try:

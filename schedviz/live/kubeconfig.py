@@ -36,6 +36,8 @@ from kubernetes.config.incluster_config import (
 
 from schedviz.engine import yamlbounds
 from schedviz.engine.errors import SchedVizError
+from schedviz.outbound import kube as outbound_kube
+from schedviz.outbound.connect import Refused
 
 from .kinds import STREAMS
 from .watch import describe_exception
@@ -57,6 +59,7 @@ REFUSED_USER_FIELDS = {
 }
 REFUSED_CLUSTER_FIELDS = {
     "certificate-authority": "certificate-authority reads a file on the SchedViz server (use certificate-authority-data)",
+    "proxy-url": "proxy-url makes the SchedViz server connect through a proxy the kubeconfig names",
 }
 
 
@@ -301,6 +304,8 @@ class Source:
                     temp_file_path=_private_tmp(),
                     client_configuration=c,
                 )
+                # a server an uploader named: reached only through the guard (SCHEDVIZ_CLUSTER_HOSTS)
+                return outbound_kube.guard(client.ApiClient(configuration=c))
             elif self.kind == "path":
                 p = check_path(self.path)
                 _load_file(
@@ -319,6 +324,8 @@ class Source:
                 raise KubeconfigError(f"source: one of {', '.join(SOURCES)}", "source")
         except KubeconfigError:
             raise
+        except Refused as exc:
+            raise KubeconfigError(f"{self._what()}: {exc}", "kubeconfig", "cluster_unreachable") from None
         except config.ConfigException as exc:
             raise KubeconfigError(f"{self._what()}: {exc}") from None
         except OSError as exc:

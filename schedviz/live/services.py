@@ -16,11 +16,13 @@ from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from schedviz.engine.config import parse_config_text
 from schedviz.engine.errors import ConfigError, InputError
 from schedviz.engine.trace import SCHEDULING
 from schedviz.ingestion.models import pack
 from schedviz.ingestion.parsing import UploadError, parse_objects
 from schedviz.ingestion.services import store_parsed
+from schedviz.outbound import extenders as outbound_extenders
 
 from . import crypto, kubeconfig, schedconfig
 from .explain import MATCH, SKIPPED, TIE, Outcome
@@ -176,6 +178,7 @@ def _prepare_config(
         if not config_text.strip():
             raise LiveError("config: required for config_source uploaded", field="config")
         try:
+            outbound_extenders.check_paths(parse_config_text(config_text), "uploaded")
             lc = schedconfig.from_text(config_text, "uploaded")
         except (ConfigError, InputError) as exc:
             raise _config_problems(exc) from None

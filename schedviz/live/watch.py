@@ -30,6 +30,7 @@ import functools
 import json
 import logging
 import random
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -40,6 +41,9 @@ from urllib.parse import urlsplit
 import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+
+from schedviz.outbound.connect import Refused
+from schedviz.outbound.connect import describe as outbound_describe
 
 from .kinds import Stream
 from .mirror import Mirror
@@ -148,8 +152,13 @@ def describe_exception(exc: BaseException, host: str, doing: str) -> WatchFailur
         code = int(exc.status or 0)
         detail = _status_message(exc)
         if code == 0:  # the REST layer's wrapper of TLS errors
-            reason = str(exc.reason or "").replace("\n", ": ")
-            return WatchFailure("network", f"cannot connect to {where}: {reason}")
+            reason = str(exc.reason or "")
+            words = (
+                "unreachable: the server's TLS certificate could not be verified"
+                if "CERTIFICATE_VERIFY_FAILED" in reason or "certificate verify failed" in reason
+                else "unreachable: the TLS handshake failed"
+            )
+            return WatchFailure("network", f"cannot connect to {where}: {words}")
         if code == 401:
             return WatchFailure(
                 "unauthorized",
@@ -172,35 +181,46 @@ def describe_exception(exc: BaseException, host: str, doing: str) -> WatchFailur
         )
     if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason is not None:
         exc = exc.reason
+    # network failures in three words (outbound.connect.describe): never the errno or socket text,
+    # which would let a user probe what the server can reach
     if isinstance(
         exc,
         urllib3.exceptions.NewConnectionError
         | urllib3.exceptions.ConnectTimeoutError
         | ConnectionRefusedError,
     ):
-        return WatchFailure("network", f"cannot connect to {where}: {_reason(exc)}")
+        return WatchFailure("network", f"cannot connect to {where}: {_network_words(exc)}")
     if isinstance(exc, urllib3.exceptions.SSLError):
-        return WatchFailure("network", f"cannot connect to {where}: TLS: {_reason(exc)}")
+        return WatchFailure("network", f"cannot connect to {where}: {_network_words(exc)}")
     if isinstance(exc, urllib3.exceptions.HTTPError | OSError):
-        return WatchFailure("network", f"connection to {where} failed while {doing}: {_reason(exc)}")
+        return WatchFailure("network", f"connection to {where} failed while {doing}: {_network_words(exc)}")
     if isinstance(exc, ValueError):
         return WatchFailure("protocol", f"{where}: unreadable answer while {doing}: {exc}")
     return WatchFailure("protocol", f"{where}: {type(exc).__name__} while {doing}: {exc}")
 
 
-def _reason(exc: BaseException) -> str:
-    inner = getattr(exc, "reason", None)
-    if isinstance(inner, BaseException) and inner is not exc:
-        return _reason(inner)
-    text = str(inner or exc)
-    # urllib3's "HTTPConnection(host='h', port=1): Failed to establish a new connection: [Errno 111]
-    # Connection refused" -> the part after the connection's repr
-    for sep in (">: ", "): "):
-        if sep in text and text.startswith(("<", "HTTP")):
-            text = text.split(sep, 1)[1]
-            break
-    return text
-
+def _network_words(exc: BaseException) -> str:
+    """refused / unreachable / timed out (the guard's own refusal says why), from the exception and
+    what caused it."""
+    cur: BaseException | None = exc
+    seen: set[int] = set()
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, Refused):
+            return str(cur)
+        if isinstance(cur, ssl.SSLError) or (
+            isinstance(cur, TimeoutError) and not isinstance(cur, urllib3.exceptions.HTTPError)
+        ):
+            return outbound_describe(cur)
+        inner = getattr(cur, "reason", None)
+        cur = inner if isinstance(inner, BaseException) else (cur.__cause__ or cur.__context__)
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        return "unreachable"
+    if isinstance(exc, urllib3.exceptions.TimeoutError):
+        return "timed out"
+    if isinstance(exc, urllib3.exceptions.SSLError):
+        return "unreachable: the TLS handshake failed"
+    return outbound_describe(exc)
 
 def _status_message(exc: ApiException) -> str:
     for raw in (getattr(exc, "body", None), getattr(exc, "data", None)):

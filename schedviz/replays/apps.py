@@ -19,3 +19,8 @@ class ReplaysConfig(AppConfig):
             registry.load_entry_points()
         except registry.PluginError as exc:
             raise ImproperlyConfigured(f"custom scheduler plugins: {exc}") from None
+        # Extenders this process calls (replays, reports, explain) go through the guarded transport:
+        # only URLs under SCHEDVIZ_EXTENDER_URLS, vetted addresses, no redirect, no file read.
+        from schedviz.outbound import extenders as outbound_extenders
+
+        outbound_extenders.install()

@@ -133,6 +133,8 @@ class Report(Owned):
     candidate = models.JSONField(null=True, blank=True)
     baseline = models.JSONField(null=True, blank=True)
     has_baseline = models.BooleanField(default=False)
+    # how it was asked for: {"extendersNotCalled": {"candidate": [...], "baseline": [...]}} when skipped
+    options = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)

@@ -12,21 +12,44 @@ from django.utils import timezone
 from schedviz.engine.config import load_config
 from schedviz.engine.errors import SchedVizError
 from schedviz.engine.runtime import registry
+from schedviz.engine.runtime.replay import ReplayOptions
 from schedviz.ingestion.models import Snapshot
+from schedviz.outbound import extenders as outbound_extenders
 
 from .models import Report
+from .runner import budget_for
 
 log = logging.getLogger(__name__)
 
 
-def create_report(owner: Any, snapshot: Snapshot, candidate: dict[str, Any] | None, baseline: dict[str, Any] | None,
-                  has_baseline: bool) -> Report:
+def create_report(
+    owner: Any,
+    snapshot: Snapshot,
+    candidate: dict[str, Any] | None,
+    baseline: dict[str, Any] | None,
+    has_baseline: bool,
+    extenders: str = "call",
+) -> Report:
+    """Queue a report. The configurations are checked as the server runs them: ``extenders`` "call"
+    refuses extenders it may not call (ConfigError), "skip" leaves them out and names them."""
     from .tasks import dispatch_report
 
+    own = candidate is None
+    candidate, cand_skipped = outbound_extenders.vet(
+        snapshot.config if own else candidate, extenders, "config"
+    )
+    if own and not cand_skipped:
+        candidate = None  # the snapshot's own configuration, as it is
+    base_skipped: list[str] = []
+    if has_baseline:
+        baseline, base_skipped = outbound_extenders.vet(baseline, extenders, "baseline")
+    options: dict[str, Any] = {}
+    if cand_skipped or base_skipped:
+        options["extendersNotCalled"] = {"config": cand_skipped, "baseline": base_skipped}
     with transaction.atomic():
         rep = Report.objects.create(
             owner=owner, team=snapshot.team, snapshot=snapshot, candidate=candidate, baseline=baseline,
-            has_baseline=has_baseline,
+            has_baseline=has_baseline, options=options,
         )
         dispatch_report(rep.pk)
     return rep
@@ -41,12 +64,16 @@ def run_report(report_id: Any) -> str:
             return "skipped"
         rep.status = Report.Status.RUNNING
         rep.save(update_fields=["status"])
+    budget = budget_for()  # each cycle bounded as a replay's is (SCHEDVIZ_CYCLE_SECONDS)
     try:
         snap = rep.snapshot.engine_snapshot()
         impl = registry.implements_table()
         cand = load_config(rep.candidate if rep.candidate is not None else snap.config, implements=impl)
         base = load_config(rep.baseline, implements=impl) if rep.has_baseline else None
-        result = build_report(snap, cand, base)
+        options = ReplayOptions(extender_transport=outbound_extenders.transport(), budget=budget)
+        result = build_report(snap, cand, base, options)
+        if rep.options.get("extendersNotCalled"):
+            result["extendersNotCalled"] = rep.options["extendersNotCalled"]
         rep.result = result
         rep.status = Report.Status.SUCCEEDED
     except SchedVizError as exc:
@@ -54,6 +81,8 @@ def run_report(report_id: Any) -> str:
     except Exception as exc:
         log.exception("report %s failed", report_id)
         rep.status, rep.error = Report.Status.FAILED, f"internal error: {type(exc).__name__}: {exc}"
+    finally:
+        budget.close()
     rep.finished = timezone.now()
     rep.save()
     return str(rep.status)

@@ -12,6 +12,7 @@ from schedviz.engine.errors import ConfigError, InputError
 from schedviz.engine.runtime import registry
 from schedviz.engine.trace import ReplayTrace
 from schedviz.ingestion.models import Snapshot
+from schedviz.outbound import extenders as outbound_extenders
 
 from .models import Configuration, Cycle, Replay
 from .runner import is_stale
@@ -26,15 +27,11 @@ class UnknownPod(LookupError):
     """The pod named for explain is not in the replay's snapshot."""
 
 
-def _check_config(raw: Any) -> dict[str, Any] | None:
-    if raw is None:
-        return None
+def _check_config(raw: Any, extenders: str = "call") -> tuple[dict[str, Any] | None, list[str]]:
+    """The configuration as the server runs it (outbound.extenders.vet) and the extenders not called."""
     if isinstance(raw, str):
         raw = parse_config_text(raw)
-    if not isinstance(raw, dict):
-        raise ConfigError(["expected a KubeSchedulerConfiguration object"])
-    load_config(raw, implements=registry.implements_table())
-    return raw
+    return outbound_extenders.vet(raw, extenders)
 
 
 def start_replay(
@@ -47,17 +44,24 @@ def start_replay(
     name: str = "",
     team: Any = None,
     preemption: str = "evict",
+    extenders: str = "call",
 ) -> Replay:
     """Create a replay (the configuration copied into it) and queue it.
 
     It is shared with ``team`` when given (the caller checks membership), else with the snapshot's team.
+    ``extenders``: "call" refuses a configuration with an extender the server may not call
+    (SCHEDVIZ_EXTENDER_URLS); "skip" replays without those, named in ``options.extendersNotCalled``.
     """
     if configuration is not None:
-        config = _check_config(configuration.parsed)
+        config, skipped = _check_config(configuration.parsed, extenders)
     elif inline_config is not None:
-        config = _check_config(inline_config)
+        config, skipped = _check_config(inline_config, extenders)
     else:
-        config = None
+        own, skipped = _check_config(snapshot.config, extenders)
+        config = own if skipped else None  # the snapshot's own, less what is not called
+    options: dict[str, Any] = {"allNodes": bool(all_nodes), "preemption": preemption}
+    if skipped:
+        options["extendersNotCalled"] = skipped
     with transaction.atomic():
         replay = Replay.objects.create(
             owner=owner,
@@ -65,7 +69,7 @@ def start_replay(
             snapshot=snapshot,
             configuration=configuration,
             config=config,
-            options={"allNodes": bool(all_nodes), "preemption": preemption},
+            options=options,
             name=name or f"{snapshot.name}",
             cycles_total=snapshot.pending_count,
         )
@@ -105,16 +109,18 @@ def rerun(replay: Replay) -> Replay:
     return r
 
 
-def describe_config(text: str) -> dict[str, Any]:
+def describe_config(text: str, extenders: str = "call") -> dict[str, Any]:
     """Validation result of a configuration text: problems, or the profiles with their plugins."""
     try:
         raw = parse_config_text(text)
         cfg = load_config(raw, implements=registry.implements_table())
+        _, skipped = outbound_extenders.vet(raw, extenders)
     except (ConfigError, InputError) as exc:
         return {"valid": False, "problems": getattr(exc, "problems", None) or [str(exc)]}
     return {
         "valid": True,
         "problems": [],
+        "extendersNotCalled": skipped,
         "percentageOfNodesToScore": cfg.percentage_of_nodes_to_score,
         "profiles": [
             {
@@ -171,6 +177,7 @@ def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
     options = ReplayOptions(
         all_nodes=bool(replay.options.get("allNodes")),
         preemption=str(replay.options.get("preemption", "evict")),
+        extender_transport=outbound_extenders.transport(),
     )
     ex = engine_explain(snapshot, key, config=cfg, options=options, nodes=nodes)
     value: dict[str, Any] = ex.to_dict()

@@ -144,9 +144,8 @@ def test_connection_check_names_bad_credentials_unreachable_servers_and_bad_cert
             Source("kubeconfig", apiserver.kubeconfig(server=url)).client(), timeout=2
         )
     assert down.value.code == "cluster_unreachable"
-    assert str(down.value).startswith(
-        f"cannot connect to {url.split('//')[1]}: "
-    ) and "Connection refused" in str(down.value)
+    # refused, unreachable or timed out: never the socket's own words (errno, "Connection refused")
+    assert str(down.value) == f"cannot connect to {url.split('//')[1]}: unreachable"
 
     with TestApiServer(tls=True) as tls, TestApiServer(tls=True) as impostor:
         tls.create(namespace("default"))
@@ -161,7 +160,9 @@ def test_connection_check_names_bad_credentials_unreachable_servers_and_bad_cert
         ).decode()
         with pytest.raises(KubeconfigError) as cert:
             kubeconfig.check_connection(Source("kubeconfig", cfg).client())
-        assert cert.value.code == "cluster_unreachable" and "CERTIFICATE_VERIFY_FAILED" in str(cert.value)
+        assert cert.value.code == "cluster_unreachable" and str(cert.value).endswith(
+            "unreachable: the server's TLS certificate could not be verified"
+        )
 
 
 def test_in_cluster_service_account_over_tls(tmp_path: Path) -> None:

@@ -247,6 +247,7 @@ export function ReplayPage() {
   const done = isLive && live.status ? live.cyclesDone : r.cycles_done;
   const totalCycles = isLive && live.status ? live.cyclesTotal : r.cycles_total;
   const results = r.summary.results ?? {};
+  const notCalled = Array.isArray(r.options.extendersNotCalled) ? (r.options.extendersNotCalled as string[]) : [];
   return (
     <div>
       <div className="page-head">
@@ -280,6 +281,11 @@ export function ReplayPage() {
                 {Object.entries(results)
                   .map(([k, v]) => `${v} ${k}`)
                   .join(" · ")}
+              </span>
+            ) : null}
+            {notCalled.length ? (
+              <span className="badge purple" title="Their URLs are not under SCHEDVIZ_EXTENDER_URLS: replayed without them">
+                extenders not called: {notCalled.join(", ")}
               </span>
             ) : null}
             {r.reason ? <span className="badge purple">{r.reason}</span> : null}

@@ -1,7 +1,7 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
 import { Link, useLocation, useNavigate, useParams } from "react-router-dom";
-import { api, fetchAll } from "../api/client";
+import { api, ApiError, fetchAll } from "../api/client";
 import type { Configuration, Replay, Snapshot, SnapshotNode, SnapshotPod } from "../api/types";
 import { useApi, useLoader } from "../api/useApi";
 import { StatusBadge } from "../components/Badges";
@@ -248,13 +248,14 @@ function ReplayLauncher({ snapshot }: { snapshot: Snapshot }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
   const configs = useLoader<Configuration[]>("configs", (signal) => fetchAll<Configuration>("/api/v1/configurations/", { signal, pageSize: 200 }));
-  const start = async () => {
+  const start = async (extenders: "call" | "skip" = "call") => {
     setBusy(true);
     setError(null);
     try {
       const r = await api.post<Replay>("/api/v1/replays/", {
         snapshot: snapshot.id,
         all_nodes: allNodes,
+        extenders,
         ...(configuration ? { configuration } : {}),
       });
       navigate(`/replays/${r.id}`);
@@ -282,7 +283,7 @@ function ReplayLauncher({ snapshot }: { snapshot: Snapshot }) {
           <input type="checkbox" checked={allNodes} onChange={(e) => setAllNodes(e.target.checked)} />
           Evaluate every node
         </label>
-        <button type="button" className="primary" onClick={start} disabled={busy || snapshot.pending_count === 0}>
+        <button type="button" className="primary" onClick={() => start()} disabled={busy || snapshot.pending_count === 0}>
           {busy ? "Starting…" : `Replay ${plural(snapshot.pending_count, "pending pod")}`}
         </button>
         <Link to="/configurations">Write a configuration…</Link>
@@ -291,8 +292,23 @@ function ReplayLauncher({ snapshot }: { snapshot: Snapshot }) {
         Without “every node”, the replay samples nodes exactly as kube-scheduler does and marks the nodes it did not evaluate.
       </p>
       {error ? <UploadProblems error={error} /> : null}
+      {extendersRefused(error) ? (
+        <div className="row" style={{ marginTop: 6 }}>
+          <button type="button" onClick={() => start("skip")} disabled={busy}>
+            Replay without the extenders this server may not call
+          </button>
+          <span className="small muted">they are named on the replay as not called</span>
+        </div>
+      ) : null}
     </section>
   );
+}
+
+/** The server refused the configuration because of extenders it may not call (SCHEDVIZ_EXTENDER_URLS). */
+function extendersRefused(error: Error | null): boolean {
+  if (!(error instanceof ApiError) || error.code !== "invalid_config") return false;
+  const problems = (error.details as { problems?: unknown } | null)?.problems;
+  return Array.isArray(problems) && problems.some((p) => typeof p === "string" && p.includes("SCHEDVIZ_EXTENDER_URLS"));
 }
 
 function SnapshotReplays({ snapshotId }: { snapshotId: string }) {

@@ -10,6 +10,11 @@ and answers are decoded as encoding/json does: keys matched case-insensitively, 
 What this port does differently (documented in docs/trace-format.md):
 - requests are plain HTTP/1.1 through ``http.client``, one connection per call, without the
   ``HTTP(S)_PROXY`` environment variables Go's transport honours;
+- how a request reaches the network is the process's :class:`Transport`: the default connects
+  directly, follows redirects and reads ``tlsConfig`` files as kube-scheduler does (the command
+  line); a server that replays other people's configurations installs a guarded one
+  (``set_transport``) that vets each URL and address, follows no redirect, reads no file and words
+  network failures without socket detail;
 - the objects sent are the snapshot's as loaded (``raw``), not re-encoded from Go structs;
 - error texts for network failures and malformed JSON imitate Go's common ones (connection refused,
   timeouts, "invalid character ...", "unexpected EOF"); rarer ones carry Python's wording;
@@ -60,6 +65,38 @@ EXTENDER_SCORE_SCALE = 100 // MAX_EXTENDER_PRIORITY
 EXTENDER_PLUGIN_NAME = "Extender"
 
 _MAX_REDIRECTS = 10  # net/http Client default policy
+
+
+@dataclass(frozen=True)
+class Transport:
+    """How extender requests reach the network.
+
+    ``connect(host, port, timeout)`` opens the TCP connection (None: ``socket.create_connection``);
+    ``permit(url)`` returns why a URL may not be called, or None; ``follow_redirects`` false answers a
+    redirect as its status code (the extender then fails with it, as for any non-200 answer);
+    ``read_files`` false refuses ``tlsConfig`` file paths; ``describe(exc)`` words a network failure
+    for the trace (None: Go's net/http wording, which names addresses and socket errors)."""
+
+    connect: Callable[[str, int, float | None], socket.socket] | None = None
+    permit: Callable[[str], str | None] | None = None
+    follow_redirects: bool = True
+    read_files: bool = True
+    describe: Callable[[BaseException], str] | None = None
+
+
+DIRECT = Transport()
+_transport: Transport = DIRECT
+
+
+def set_transport(transport: Transport) -> Transport:
+    """Install the process's transport for extenders built from now on; returns the previous one."""
+    global _transport
+    previous, _transport = _transport, transport
+    return previous
+
+
+def current_transport() -> Transport:
+    return _transport
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 NOT_INTERESTED = "not interested: the pod requests none of the extender's managedResources"
@@ -314,13 +351,15 @@ PREEMPTION_RESULT = _struct(
 # Transport: TLS (rest.TLSConfigFor) and one POST with a whole-exchange timeout (http.Client.Timeout)
 
 
-def _tls_bytes(tls_cfg: dict[str, Any], data_key: str, file_key: str) -> bytes:
+def _tls_bytes(tls_cfg: dict[str, Any], data_key: str, file_key: str, read_files: bool = True) -> bytes:
     """dataFromSliceOrFile: the base64-decoded data field, else the file's content."""
     data = tls_cfg.get(data_key) or ""
     if data:
         return base64.b64decode(data)
     path = tls_cfg.get(file_key) or ""
     if path:
+        if not read_files:
+            raise ExtenderError(f"tlsConfig.{file_key}: files are not read here; use tlsConfig.{data_key}")
         try:
             with open(os.path.normpath(path), "rb") as fh:
                 return fh.read()
@@ -331,7 +370,7 @@ def _tls_bytes(tls_cfg: dict[str, Any], data_key: str, file_key: str) -> bytes:
     return b""
 
 
-def build_tls(ext: dict[str, Any]) -> tuple[ssl.SSLContext, str]:
+def build_tls(ext: dict[str, Any], read_files: bool = True) -> tuple[ssl.SSLContext, str]:
     """extender.go makeTransport: the TLS context for https URLs and the server name to verify.
     The context checks the certificate chain; unless verification is off, the host name is checked
     after the handshake as crypto/x509 VerifyHostname does (``verify_hostname``).
@@ -350,7 +389,7 @@ def build_tls(ext: dict[str, Any]) -> tuple[ssl.SSLContext, str]:
     ctx.check_hostname = False
     if insecure:
         ctx.verify_mode = ssl.CERT_NONE
-    ca = _tls_bytes(tls_cfg, "caData", "caFile")
+    ca = _tls_bytes(tls_cfg, "caData", "caFile", read_files)
     if ca:
         # x509.CertPool.AppendCertsFromPEM skips what it cannot parse: an unusable CA bundle
         # leaves an empty pool, so every server certificate fails verification.
@@ -358,8 +397,8 @@ def build_tls(ext: dict[str, Any]) -> tuple[ssl.SSLContext, str]:
             ctx.load_verify_locations(cadata=ca.decode("ascii", errors="replace"))
     elif not insecure:
         ctx.load_default_certs()
-    cert = _tls_bytes(tls_cfg, "certData", "certFile")
-    key = _tls_bytes(tls_cfg, "keyData", "keyFile")
+    cert = _tls_bytes(tls_cfg, "certData", "certFile", read_files)
+    key = _tls_bytes(tls_cfg, "keyData", "keyFile", read_files)
     if cert and key:
         _load_client_cert(ctx, cert, key)
     return ctx, str(tls_cfg.get("serverName") or "")
@@ -436,18 +475,44 @@ def verify_hostname(cert: dict[str, Any], host: str) -> None:
     raise _HostnameError(f"x509: certificate is valid for {', '.join(dns)}, not {host}")
 
 
+class _HTTPConnection(http.client.HTTPConnection):
+    """Plain HTTP whose TCP connection the transport opens."""
+
+    def __init__(self, host: str, port: int | None, timeout: float | None, transport: Transport) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self._transport = transport
+
+    def connect(self) -> None:
+        opener = self._transport.connect
+        if opener is None:
+            super().connect()
+            return
+        self.sock = opener(self.host, self.port, self.timeout)
+
+
 class _HTTPSConnection(http.client.HTTPSConnection):
     """HTTPS with tlsConfig.serverName as SNI and verified name (Go's tls.Config.ServerName)."""
 
     def __init__(
-        self, host: str, port: int | None, timeout: float | None, context: ssl.SSLContext, server_name: str
+        self,
+        host: str,
+        port: int | None,
+        timeout: float | None,
+        context: ssl.SSLContext,
+        server_name: str,
+        transport: Transport = DIRECT,
     ) -> None:
         super().__init__(host, port, timeout=timeout, context=context)
         self._server_name = server_name
         self._tls_context = context
+        self._transport = transport
 
     def connect(self) -> None:
-        http.client.HTTPConnection.connect(self)
+        opener = self._transport.connect
+        if opener is None:
+            http.client.HTTPConnection.connect(self)
+        else:
+            self.sock = opener(self.host, self.port, self.timeout)
         name = self._server_name or self.host
         sock = self._tls_context.wrap_socket(self.sock, server_hostname=name)
         self.sock = sock
@@ -511,10 +576,12 @@ def post_json(
     timeout: float | None,
     tls: ssl.SSLContext | None,
     server_name: str,
+    transport: Transport = DIRECT,
 ) -> tuple[int, bytes]:
     """http.Client.Do of a JSON POST: follows redirects as Go's default policy does (301/302/303 turn
     into GET without a body, 307/308 repeat the POST), ``timeout`` bounding the whole exchange.
-    Returns the final status and body; failures raise ExtenderError worded as Go's url.Error."""
+    Returns the final status and body; failures raise ExtenderError worded as Go's url.Error.
+    The ``transport`` may refuse the URL, open the connection itself and not follow redirects."""
     deadline = None if timeout is None else time.monotonic() + timeout
     method, body = "POST", payload
     for _ in range(_MAX_REDIRECTS + 1):
@@ -524,10 +591,14 @@ def post_json(
             scheme, host, port, target = _split(url)
         except ExtenderError as exc:
             raise ExtenderError(f"{where}: {exc}") from None
+        if transport.permit is not None:
+            refusal = transport.permit(url)
+            if refusal:
+                raise ExtenderError(f"{where}: refused: {refusal}")
         status, location, data = _exchange(
-            scheme, host, port, target, method, body, deadline, tls, server_name, where
+            scheme, host, port, target, method, body, deadline, tls, server_name, where, transport
         )
-        if status in (301, 302, 303, 307, 308) and location:
+        if status in (301, 302, 303, 307, 308) and location and transport.follow_redirects:
             url = urllib.parse.urljoin(url, location)
             if status in (301, 302, 303):
                 method, body = "GET", b""
@@ -553,6 +624,7 @@ def _exchange(
     tls: ssl.SSLContext | None,
     server_name: str,
     where: str,
+    transport: Transport = DIRECT,
 ) -> tuple[int, str, bytes]:
     left = _remaining(deadline)
     if left is not None and left <= 0:
@@ -560,9 +632,9 @@ def _exchange(
     conn: http.client.HTTPConnection
     if scheme == "https":
         ctx = tls or ssl.create_default_context()
-        conn = _HTTPSConnection(host, port, left, ctx, server_name)
+        conn = _HTTPSConnection(host, port, left, ctx, server_name, transport)
     else:
-        conn = http.client.HTTPConnection(host, port, timeout=left)
+        conn = _HTTPConnection(host, port, left, transport)
     stage = "headers"
     try:
         headers = {"Content-Type": "application/json"} if method == "POST" else {}
@@ -597,9 +669,10 @@ def _exchange(
             raise _timed_out("body") from None
         raise ExtenderError(f"{where}: {_timed_out('headers')}") from None
     except (OSError, http.client.HTTPException) as exc:
+        said = transport.describe(exc) if transport.describe is not None else _network_error(exc, host, port)
         if stage == "body":
-            raise ExtenderError(_network_error(exc, host, port)) from None
-        raise ExtenderError(f"{where}: {_network_error(exc, host, port)}") from None
+            raise ExtenderError(said) from None
+        raise ExtenderError(f"{where}: {said}") from None
     finally:
         conn.close()
 
@@ -644,8 +717,11 @@ class FilterAnswer:
 class HTTPExtender:
     """One configured extender (extender.go HTTPExtender)."""
 
-    def __init__(self, cfg: dict[str, Any], display_name: str | None = None) -> None:
+    def __init__(
+        self, cfg: dict[str, Any], display_name: str | None = None, transport: Transport | None = None
+    ) -> None:
         self.config = cfg
+        self.transport = transport if transport is not None else current_transport()
         self.url: str = str(cfg.get("urlPrefix", ""))
         # Name() is the URL prefix; ``name`` is made unique among the configured extenders for the trace.
         self.name: str = display_name or self.url
@@ -662,7 +738,7 @@ class HTTPExtender:
         ns = parse_duration_ns(str(cfg.get("httpTimeout") or "0s"))
         # a zero timeout means the default; a negative one, as http.Client.Timeout, none at all
         self.timeout: float | None = DEFAULT_EXTENDER_TIMEOUT if ns == 0 else (ns / 1e9 if ns > 0 else None)
-        self.tls, self.server_name = build_tls(cfg)
+        self.tls, self.server_name = build_tls(cfg, self.transport.read_files)
 
     # ----- capabilities -----------------------------------------------------------------------
     def is_filter(self) -> bool:
@@ -689,7 +765,7 @@ class HTTPExtender:
         """HTTPExtender.send: POST ``args`` as JSON to urlPrefix/verb; a non-200 answer is an error."""
         payload = json.dumps(args, separators=(",", ":")).encode()
         url = self.url.rstrip("/") + "/" + verb
-        status, body = post_json(url, payload, self.timeout, self.tls, self.server_name)
+        status, body = post_json(url, payload, self.timeout, self.tls, self.server_name, self.transport)
         if status != 200:
             raise ExtenderError(f"failed {verb} with extender at URL {url}, code {status}")
         return decode_answer(body, result_type)
@@ -798,7 +874,7 @@ class HTTPExtender:
 # Building (scheduler.go buildExtenders)
 
 
-def build_extenders(config: SchedulerConfig) -> list[HTTPExtender]:
+def build_extenders(config: SchedulerConfig, transport: Transport | None = None) -> list[HTTPExtender]:
     """The configured extenders, non-ignorable ones first, each group in configuration order.
     A TLS setting that cannot be used is a ConfigError, as the scheduler would not start."""
     raws = list(config.extenders)
@@ -810,7 +886,7 @@ def build_extenders(config: SchedulerConfig) -> list[HTTPExtender]:
         url = str(e.get("urlPrefix", ""))
         display = url if counts[url] == 1 else f"{url}#{k + 1}"
         try:
-            built.append(HTTPExtender(e, display))
+            built.append(HTTPExtender(e, display, transport))
         except ExtenderError as exc:
             raise ConfigError([f"couldn't build extenders: {exc}"]) from None
     return [x for x in built if not x.ignorable] + [x for x in built if x.ignorable]
