@@ -96,6 +96,9 @@ class Snapshot:
         return c
 
 
+_TOO_DEEP = "arrays and objects nested too deeply to read (hundreds of levels; a Kubernetes object has a few dozen)"
+
+
 def parse_documents(text: str, source: str) -> list[Any]:
     """Documents of a YAML or JSON text."""
     stripped = text.lstrip()
@@ -106,8 +109,12 @@ def parse_documents(text: str, source: str) -> list[Any]:
             raise InputError(
                 f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=source
             ) from None
+        except RecursionError:  # the decoder recurses once per level: no Kubernetes object nests so deep
+            raise InputError(_TOO_DEEP, source=source) from None
     try:
         return [d for d in yaml.load_all(text, Loader=_StrictLoader) if d is not None]
+    except RecursionError:
+        raise InputError(_TOO_DEEP, source=source) from None
     except InputError as exc:
         raise exc.with_source(source) from None
     except yaml.YAMLError as exc:

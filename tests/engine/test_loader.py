@@ -95,3 +95,14 @@ def test_duplicate_nodes_are_refused() -> None:
 def test_missing_path() -> None:
     with pytest.raises(InputError, match="no such file"):
         load_paths(["/nonexistent/cluster.yaml"])
+
+
+@pytest.mark.parametrize(
+    "text", ["[" * 100_000 + "]" * 100_000, "items: " + "[" * 100_000 + "]" * 100_000], ids=["json", "yaml"]
+)
+def test_nesting_too_deep_to_decode_is_an_input_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "deep.txt"
+    path.write_text(text)
+    with pytest.raises(InputError, match="nested too deeply") as err:
+        load_paths([path])
+    assert str(err.value).startswith(str(path))
