@@ -14,8 +14,10 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY schedviz/ schedviz/
 COPY manage.py ./
-COPY --from=frontend /src/frontend/dist/ frontend/dist/
-RUN pip install --no-cache-dir .
+COPY --from=frontend /src/schedviz/explorer/ schedviz/explorer/
+# the wheel carries the templates and the built explorer: the image runs the installed package, not the source
+RUN pip wheel --no-cache-dir --no-deps -w /tmp/wheels . && pip install --no-cache-dir /tmp/wheels/schedviz-*.whl \
+    && rm -rf /tmp/wheels schedviz
 USER schedviz
 EXPOSE 8000
 CMD ["uvicorn", "schedviz.asgi:application", "--host", "0.0.0.0", "--port", "8000"]

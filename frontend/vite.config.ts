@@ -4,14 +4,15 @@ import react from "@vitejs/plugin-react";
 
 declare const process: { env: Record<string, string | undefined> };
 
-// Django serves dist/index.html at / and the SPA routes; WhiteNoise serves the assets from STATIC_URL.
+// The build goes into the Python package (schedviz/explorer/), so that the wheel carries it: Django
+// serves its index.html at / and the SPA routes; WhiteNoise serves the assets from STATIC_URL.
 const backend = process.env.SCHEDVIZ_BACKEND ?? "http://127.0.0.1:8010";
 
 export default defineConfig({
   base: "/static/",
   plugins: [react()],
   build: {
-    outDir: "dist",
+    outDir: "../schedviz/explorer",
     emptyOutDir: true,
     sourcemap: true,
     chunkSizeWarningLimit: 800,

@@ -12,6 +12,7 @@ django_asgi = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from schedviz import redact  # noqa: E402
+from schedviz.metrics import count_streams  # noqa: E402
 from schedviz.streaming.auth import BrowserOriginValidator, stack  # noqa: E402
 from schedviz.streaming.qos import HttpFirst  # noqa: E402
 from schedviz.streaming.routing import websocket_urlpatterns  # noqa: E402
@@ -21,6 +22,6 @@ redact.install()  # the ?token= of websocket clients stays out of the access log
 application = ProtocolTypeRouter(
     {
         "http": HttpFirst(django_asgi),
-        "websocket": BrowserOriginValidator(stack(URLRouter(websocket_urlpatterns))),
+        "websocket": count_streams(BrowserOriginValidator(stack(URLRouter(websocket_urlpatterns)))),
     }
 )

@@ -21,7 +21,7 @@ played back one cycle per "Step" click: every cycle is shown). The browser tests
 (``tests/e2e/``).
 
 Needs the Python ``playwright`` package (the dev extra) and Chromium (``/usr/bin/chromium``, or
-``$SCHEDVIZ_CHROMIUM``); the frontend must be built (``frontend/dist``).
+``$SCHEDVIZ_CHROMIUM``); the frontend must be built (into ``schedviz/explorer``).
 """
 
 from __future__ import annotations
@@ -390,7 +390,7 @@ def run(nodes: int = 5000, pods: int = 30, steps: int = 10, chromium: str = CHRO
 
     with tempfile.TemporaryDirectory(prefix="schedviz-bench-browser-") as tmp:
         tmp_path = Path(tmp)
-        if not (ROOT / "frontend" / "dist" / "index.html").exists():
+        if not (ROOT / "schedviz" / "explorer" / "index.html").exists():
             raise BrowserBenchError("the explorer is not built: cd frontend && npm ci && npm run build")
         snapshot = write_synthetic_snapshot(tmp_path / f"synthetic-{nodes}.json", nodes, pods)
         with demo_server(tmp_path / "data") as base, sync_playwright() as pw:

@@ -49,6 +49,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # first: it times the whole request (schedviz/metrics.py, /metrics)
+    "schedviz.metrics.RequestMetricsMiddleware",
     "schedviz.api.middleware.SecurityHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "schedviz.api.middleware.StaticFilesMiddleware",
@@ -71,7 +73,7 @@ WSGI_APPLICATION = "schedviz.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "schedviz" / "templates"],
+        "DIRS": [Path(__file__).resolve().parent / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -122,7 +124,9 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"
-STATICFILES_DIRS = [p for p in [BASE_DIR / "frontend" / "dist"] if p.exists()]
+# The built explorer ships inside the package (frontend/ builds into it; the wheel carries it).
+EXPLORER_DIR = Path(__file__).resolve().parent / "explorer"
+STATICFILES_DIRS = [p for p in [EXPLORER_DIR] if p.exists()]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
@@ -227,9 +231,21 @@ if env_bool("SCHEDVIZ_TLS", False):
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 
-LOGGING = {
+# LOG_FORMAT=json: one JSON object a line (time, level, logger, message, exception), uvicorn's lines too
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text").strip().lower()
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "schedviz.lib.logjson.JsonFormatter"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", **({"formatter": "json"} if LOG_FORMAT == "json" else {})}
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+if LOG_FORMAT == "json":
+    LOGGING["loggers"] = {
+        name: {"handlers": ["console"], "propagate": False}
+        for name in ("uvicorn", "uvicorn.error", "uvicorn.access", "celery", "daphne")
+    }
+# /metrics for a Prometheus scraper that is not a staff user: Authorization: Bearer <this>
+SCHEDVIZ_METRICS_TOKEN = os.environ.get("SCHEDVIZ_METRICS_TOKEN", "")

@@ -3,7 +3,7 @@ from django.urls import include, path, re_path
 
 from schedviz.accounts import views as accounts_views
 
-from . import health, views
+from . import health, metrics, views
 
 urlpatterns = [
     # every page that checks a password does it under the sign-in throttle (schedviz/accounts/signin_throttle.py):
@@ -19,6 +19,7 @@ urlpatterns = [
     path("accounts/password_change/", accounts_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics.metrics_view, name="metrics"),
     path("", views.spa, name="home"),
     re_path(r"^(?P<path>(snapshots|replays|live|compare|configurations)(/.*)?)$", views.spa, name="spa"),
 ]

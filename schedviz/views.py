@@ -12,7 +12,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 @login_required
 @ensure_csrf_cookie
 def spa(request: HttpRequest, path: str = "") -> HttpResponse:
-    index = settings.BASE_DIR / "frontend" / "dist" / "index.html"
+    index = settings.EXPLORER_DIR / "index.html"
     if index.exists():
         return HttpResponse(index.read_text(encoding="utf-8"), content_type="text/html; charset=utf-8")
     return render(request, "home.html")

@@ -24,3 +24,9 @@ class ReplaysConfig(AppConfig):
         from schedviz.outbound import extenders as outbound_extenders
 
         outbound_extenders.install()
+        # cycles stored, for /metrics
+        from schedviz import metrics
+
+        from . import runner
+
+        runner.progress_listeners.append(metrics.count_stored_cycles)

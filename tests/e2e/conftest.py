@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 ROOT = Path(__file__).resolve().parents[2]
-DIST_INDEX = ROOT / "frontend" / "dist" / "index.html"
+DIST_INDEX = ROOT / "schedviz" / "explorer" / "index.html"
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ARTIFACTS / "screenshots"
 SAMPLE = ROOT / "schedviz" / "samples" / "cluster.yaml"
@@ -63,7 +63,7 @@ def server(server_data_dir: Path) -> Iterator[str]:
     """`schedviz serve --demo` on a free port, a fresh SQLite database, replays in a thread: the base URL."""
     if not DIST_INDEX.exists():
         _unavailable(
-            "the explorer is not built (frontend/dist/index.html is missing): cd frontend && npm ci && npm run build"
+            "the explorer is not built (schedviz/explorer/index.html is missing): cd frontend && npm ci && npm run build"
         )
     cm = demo_server(server_data_dir)
     try:

@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from schedviz.api.middleware import content_security_policy
 
 ROOT = Path(__file__).resolve().parents[2]
-DIST_INDEX = ROOT / "frontend" / "dist" / "index.html"
+DIST_INDEX = ROOT / "schedviz" / "explorer" / "index.html"
 PRODUCTION_ENV = {
     "SECRET_KEY": "x7-hardening-test-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz-ABCDEFG",
     "SCHEDVIZ_TLS": "1",
@@ -251,7 +251,7 @@ def test_tokens_are_stored_hashed(api: APIClient) -> None:
 @pytest.fixture(scope="module")
 def explorer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not DIST_INDEX.exists():
-        pytest.skip("the explorer is not built (frontend/dist)")
+        pytest.skip("the explorer is not built (schedviz/explorer)")
     try:
         from playwright.sync_api import sync_playwright  # noqa: F401
 
