@@ -391,7 +391,9 @@ def test_postgres_unavailable_answers_503_and_recovers(postgres_db: str, tmp_pat
                 }
             }
             assert headers.get("retry-after") == "5" and headers["content-type"] == "application/json"
-            assert took < 10, (mode, took)  # the connect timeout, not a hung request
+            # the server's own connect timeout (5 s) answered, not the client's 30 s: a wide margin
+            # for a busy machine, still short of a hung request
+            assert took < 25, (mode, took)
             assert call(port, "GET", "/healthz", None)[0] == 503
             s, _, _ = call(port, "GET", "/api/v1/replays/", tok)
             assert s == 503
