@@ -276,7 +276,7 @@ def _report_summary(report: dict[str, Any], failures: list[str]) -> str:
 
 
 def _import_cluster(args: argparse.Namespace) -> int:
-    from .ingestion.live import read_cluster_report
+    from .kube.reader import read_cluster_report
 
     read = read_cluster_report(args.kubeconfig, args.context, args.namespace)
     for kind, why in sorted(read.skipped.items()):

@@ -22,13 +22,13 @@ from typing import Any
 import yaml
 from django.contrib.auth.models import User
 
+from schedviz.kube.testing import TestApiServer
 from schedviz.outbound import kube as outbound_kube
 from schedviz.replays.demo import DEMO_PASSWORD, DEMO_USER, SAMPLE
 
 from . import schedconfig, services
-from .explain import replay_pod
+from .divergence import replay_pod
 from .models import LiveCluster
-from .testserver import TestApiServer
 from .triggers import BOUND, Trigger
 from .worker import Worker
 

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from schedviz.engine.errors import ConfigError, SchedVizError
+from schedviz.kube.kinds import EVENTS_SCHEDULED, STREAMS, Stream
+from schedviz.kube.mirror import Mirror
+from schedviz.kube.watch import BACKOFF, ERROR, STOPPED, Reflector, Timing, describe_exception
 
-from .explain import EXPLAIN_MAX_CHECKS, Outcome, explain_trigger, recent_changes
-from .kinds import EVENTS_SCHEDULED, STREAMS, Stream
-from .mirror import Mirror
+from .divergence import EXPLAIN_MAX_CHECKS, Outcome, explain_trigger, recent_changes
 from .schedconfig import LiveConfig
 from .triggers import BOUND, Trigger, TriggerDetector, reporter
-from .watch import BACKOFF, ERROR, STOPPED, Reflector, Timing, describe_exception
 
 log = logging.getLogger(__name__)
 

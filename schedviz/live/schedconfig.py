@@ -23,9 +23,8 @@ from kubernetes import client
 
 from schedviz.engine.config import SchedulerConfig, load_config, parse_config_text
 from schedviz.engine.runtime import registry
-
-from .kubeconfig import KubeconfigError
-from .watch import describe_exception
+from schedviz.kube.kubeconfig import KubeconfigError
+from schedviz.kube.watch import describe_exception
 
 JSON = dict[str, Any]
 CONFIG_SOURCES = ("default", "uploaded", "configmap")

@@ -22,11 +22,12 @@ from schedviz.engine.trace import SCHEDULING
 from schedviz.ingestion.models import pack
 from schedviz.ingestion.parsing import UploadError, parse_objects
 from schedviz.ingestion.services import store_parsed
+from schedviz.kube import kubeconfig
+from schedviz.kube.kubeconfig import KubeconfigError, Source
 from schedviz.outbound import extenders as outbound_extenders
 
-from . import crypto, kubeconfig, schedconfig
-from .explain import MATCH, SKIPPED, TIE, Outcome
-from .kubeconfig import KubeconfigError, Source
+from . import crypto, schedconfig
+from .divergence import MATCH, SKIPPED, TIE, Outcome
 from .models import LiveCluster, LiveCycle, LiveNodeSet, LiveSnapshotRequest
 
 log = logging.getLogger(__name__)

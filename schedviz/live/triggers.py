@@ -26,8 +26,7 @@ from typing import Any
 
 from schedviz.engine.errors import InputError
 from schedviz.engine.objects import parse_time
-
-from .mirror import DELETED, Change
+from schedviz.kube.mirror import DELETED, Change
 
 JSON = dict[str, Any]
 BOUND, FAILED = "bound", "failed"

@@ -32,13 +32,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from schedviz.ingestion.models import pack
+from schedviz.kube.kubeconfig import KubeconfigError
+from schedviz.kube.watch import Timing
 
 from . import crypto, services
-from .explain import Outcome
-from .kubeconfig import KubeconfigError
+from .divergence import Outcome
 from .models import LiveCluster, LiveCycle, LiveSnapshotRequest
 from .runtime import DEGRADED, WATCHING, ClusterWatcher, Options
-from .watch import Timing
 
 log = logging.getLogger(__name__)
 

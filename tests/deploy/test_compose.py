@@ -222,7 +222,7 @@ def test_health_checks_pass(stack: dict[str, Any], service: str) -> None:
 def test_the_live_worker_watches_a_cluster_and_stops_cleanly(stack: dict[str, Any], tmp_path: Path) -> None:
     """The live service's command: it takes the lease of a cluster added through the API, replays and
     explains a decision, passes its health check, and on SIGTERM releases the lease and checkpoints."""
-    from schedviz.live.testserver import TestApiServer
+    from schedviz.kube.testing import TestApiServer
     from tests.engine.builders import node, pod
 
     def logs() -> str:

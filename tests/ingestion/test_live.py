@@ -15,9 +15,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import yaml
 
-from schedviz.ingestion.live import RESOURCES, ClusterReadError, read_cluster, read_cluster_report
 from schedviz.ingestion.parsing import Limits, parse_objects
 from schedviz.ingestion.summary import summarize
+from schedviz.kube.reader import RESOURCES, ClusterReadError, read_cluster, read_cluster_report
 from tests.engine.builders import node, pod
 
 TOKEN = "test-token-123"

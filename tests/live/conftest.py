@@ -1,4 +1,4 @@
-"""Live mode tests: the real kubernetes client against the test API server (schedviz/live/testserver.py)."""
+"""Live mode tests: the real kubernetes client against the test API server (schedviz/kube/testing.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from cryptography.fernet import Fernet
 
-from schedviz.live.testserver import TestApiServer
-from schedviz.live.watch import Timing
+from schedviz.kube.testing import TestApiServer
+from schedviz.kube.watch import Timing
 from tests.engine.builders import node, pod
 
 # every delay shrunk: a test's watches reconnect in tens of milliseconds

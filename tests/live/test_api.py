@@ -15,9 +15,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from schedviz.accounts.models import Team
+from schedviz.kube.testing import TestApiServer
 from schedviz.live import crypto
 from schedviz.live.models import LiveCluster
-from schedviz.live.testserver import TestApiServer
 from tests.api.conftest import client_for, error_of
 
 from .conftest import namespace

@@ -13,9 +13,9 @@ from django.core import serializers as django_serializers
 from hypothesis import HealthCheck, Phase, given, settings
 
 from schedviz.accounts.models import ApiToken
+from schedviz.kube.testing import TestApiServer
 from schedviz.live import services
 from schedviz.live.models import LiveCluster, LiveCycle
-from schedviz.live.testserver import TestApiServer
 
 from .test_consumer import OBJECTS, store, trigger
 

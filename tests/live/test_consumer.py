@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from schedviz.accounts.models import ApiToken
 from schedviz.asgi import application
 from schedviz.live import schedconfig, services
-from schedviz.live.explain import explain_trigger
+from schedviz.live.divergence import explain_trigger
 from schedviz.live.models import LiveCluster
 from schedviz.live.triggers import BOUND, FAILED, Trigger
 from tests.engine.builders import node, pod

@@ -13,9 +13,10 @@ import pytest
 import yaml
 from cryptography.fernet import Fernet
 
-from schedviz.live import crypto, kubeconfig
-from schedviz.live.kubeconfig import KubeconfigError, Source
-from schedviz.live.testserver import TestApiServer
+from schedviz.kube import kubeconfig
+from schedviz.kube.kubeconfig import KubeconfigError, Source
+from schedviz.kube.testing import TestApiServer
+from schedviz.live import crypto
 
 from .conftest import namespace
 

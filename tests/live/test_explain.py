@@ -16,10 +16,10 @@ from schedviz.accounts.models import Team
 from schedviz.engine.explain import explain
 from schedviz.engine.loader import load_objects
 from schedviz.engine.runtime.replay import ReplayOptions
+from schedviz.kube.testing import TestApiServer
 from schedviz.live import schedconfig, services
-from schedviz.live.explain import EXPLAIN_MAX_CHECKS, explain_trigger
+from schedviz.live.divergence import EXPLAIN_MAX_CHECKS, explain_trigger
 from schedviz.live.models import LiveCluster, LiveCycle
-from schedviz.live.testserver import TestApiServer
 from tests.api.conftest import error_of
 from tests.engine.builders import node, pod
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from schedviz.live.kinds import STREAMS, rbac_rules
+from schedviz.kube.kinds import STREAMS, rbac_rules
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 

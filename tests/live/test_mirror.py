@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedviz.live.kinds import stream
-from schedviz.live.mirror import Mirror
+from schedviz.kube.kinds import stream
+from schedviz.kube.mirror import Mirror
 from schedviz.live.triggers import Trigger, TriggerDetector
 from tests.engine.builders import node, pod
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from schedviz.kube.kubeconfig import Source
+from schedviz.kube.testing import TestApiServer
 from schedviz.live import schedconfig
-from schedviz.live.explain import Outcome
-from schedviz.live.kubeconfig import Source
+from schedviz.live.divergence import Outcome
 from schedviz.live.runtime import ClusterWatcher, Options
-from schedviz.live.testserver import TestApiServer
 from tests.engine.builders import node, pod
 
 from .conftest import FAST, namespace, small_cluster, wait_until

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from schedviz.live.kinds import Stream, stream
-from schedviz.live.kubeconfig import Source
-from schedviz.live.mirror import Change, Mirror
-from schedviz.live.testserver import PODGROUPS, TestApiServer
-from schedviz.live.watch import Reflector, Timing
+from schedviz.kube.kinds import Stream, stream
+from schedviz.kube.kubeconfig import Source
+from schedviz.kube.mirror import Change, Mirror
+from schedviz.kube.testing import PODGROUPS, TestApiServer
+from schedviz.kube.watch import Reflector, Timing
 from tests.engine.builders import node, pod
 
 from .conftest import FAST, wait_until

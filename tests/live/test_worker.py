@@ -15,9 +15,9 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
+from schedviz.kube.testing import TestApiServer
 from schedviz.live import services
 from schedviz.live.models import LiveCluster, LiveCycle
-from schedviz.live.testserver import TestApiServer
 from schedviz.live.worker import Worker
 from tests.api.conftest import error_of
 

@@ -1,9 +1,9 @@
-"""Reading a running cluster through the Kubernetes API (what ``import-cluster`` uses).
+"""Reading a running cluster once through the Kubernetes API (what ``import-cluster`` uses).
 
-``read_cluster(kubeconfig, context, namespaces)`` lists everything the scheduler reads, with the
-official client (``config.new_client_from_config`` and the typed ``CoreV1Api``, ``AppsV1Api``,
-``PolicyV1Api``, ``SchedulingV1Api``, ``StorageV1Api``, ``ResourceV1Api``), page by page
-(``limit``/``continue``), and returns the objects as ``kubectl get -o json`` prints them, each with
+``read_cluster(kubeconfig, context, namespaces)`` lists everything the scheduler reads (the
+catalogue's built-in kinds, ``kinds.py``), with the official client (``config.new_client_from_config``
+and the typed ``CoreV1Api``, ``AppsV1Api``, ``PolicyV1Api``, ``SchedulingV1Api``, ``StorageV1Api``,
+``ResourceV1Api``), page by page (``limit``/``continue``), and returns the objects as ``kubectl get -o json`` prints them, each with
 its ``apiVersion`` and ``kind`` (list items come without them).
 
 Responses are read as the API server's JSON (``_preload_content=False``) rather than through the
@@ -34,8 +34,9 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from schedviz.engine.errors import SchedVizError
+from schedviz.ingestion.parsing import Limits
 
-from .parsing import Limits
+from .kinds import KINDS, Kind
 
 log = logging.getLogger(__name__)
 
@@ -47,83 +48,8 @@ class ClusterReadError(SchedVizError):
     """The cluster could not be read: bad kubeconfig or context, unreachable or refusing API server."""
 
 
-@dataclass(frozen=True)
-class Resource:
-    """A kind the scheduler reads and the client calls that list it."""
-
-    kind: str
-    api_version: str
-    api: type[Any]
-    list_all: str  # cluster-scoped list, or list_*_for_all_namespaces
-    list_namespaced: str | None = None  # None: cluster-scoped
-    required: bool = False  # False: skipped (and reported) when the cluster does not serve it or forbids it
-
-
-RESOURCES: tuple[Resource, ...] = (
-    Resource("Namespace", "v1", client.CoreV1Api, "list_namespace", required=True),
-    Resource("PriorityClass", "scheduling.k8s.io/v1", client.SchedulingV1Api, "list_priority_class"),
-    Resource("Node", "v1", client.CoreV1Api, "list_node", required=True),
-    Resource(
-        "Pod", "v1", client.CoreV1Api, "list_pod_for_all_namespaces", "list_namespaced_pod", required=True
-    ),
-    Resource("Service", "v1", client.CoreV1Api, "list_service_for_all_namespaces", "list_namespaced_service"),
-    Resource(
-        "ReplicationController",
-        "v1",
-        client.CoreV1Api,
-        "list_replication_controller_for_all_namespaces",
-        "list_namespaced_replication_controller",
-    ),
-    Resource(
-        "ReplicaSet",
-        "apps/v1",
-        client.AppsV1Api,
-        "list_replica_set_for_all_namespaces",
-        "list_namespaced_replica_set",
-    ),
-    Resource(
-        "StatefulSet",
-        "apps/v1",
-        client.AppsV1Api,
-        "list_stateful_set_for_all_namespaces",
-        "list_namespaced_stateful_set",
-    ),
-    Resource(
-        "PodDisruptionBudget",
-        "policy/v1",
-        client.PolicyV1Api,
-        "list_pod_disruption_budget_for_all_namespaces",
-        "list_namespaced_pod_disruption_budget",
-    ),
-    Resource("PersistentVolume", "v1", client.CoreV1Api, "list_persistent_volume"),
-    Resource(
-        "PersistentVolumeClaim",
-        "v1",
-        client.CoreV1Api,
-        "list_persistent_volume_claim_for_all_namespaces",
-        "list_namespaced_persistent_volume_claim",
-    ),
-    Resource("StorageClass", "storage.k8s.io/v1", client.StorageV1Api, "list_storage_class"),
-    Resource("CSINode", "storage.k8s.io/v1", client.StorageV1Api, "list_csi_node"),
-    Resource("CSIDriver", "storage.k8s.io/v1", client.StorageV1Api, "list_csi_driver"),
-    Resource(
-        "CSIStorageCapacity",
-        "storage.k8s.io/v1",
-        client.StorageV1Api,
-        "list_csi_storage_capacity_for_all_namespaces",
-        "list_namespaced_csi_storage_capacity",
-    ),
-    Resource("VolumeAttachment", "storage.k8s.io/v1", client.StorageV1Api, "list_volume_attachment"),
-    Resource("DeviceClass", "resource.k8s.io/v1", client.ResourceV1Api, "list_device_class"),
-    Resource("ResourceSlice", "resource.k8s.io/v1", client.ResourceV1Api, "list_resource_slice"),
-    Resource(
-        "ResourceClaim",
-        "resource.k8s.io/v1",
-        client.ResourceV1Api,
-        "list_resource_claim_for_all_namespaces",
-        "list_namespaced_resource_claim",
-    ),
-)
+# what the reader lists, in output order: the catalogue's built-in kinds (a custom resource needs its CRD)
+RESOURCES: tuple[Kind, ...] = tuple(k for k in KINDS if not k.custom)
 
 
 @dataclass
@@ -165,7 +91,7 @@ def read_cluster_report(
     out = ClusterRead(objects=[], server=server)
     try:
         for res in RESOURCES:
-            api = res.api(api_client)
+            api = getattr(client, res.api)(api_client)
             try:
                 if res.kind == "Namespace" and wanted is not None:
                     items = [_read_namespace(api, ns, server) for ns in wanted]

@@ -44,8 +44,8 @@ from schedviz.engine.explain import explain_replay
 from schedviz.engine.loader import load_objects
 from schedviz.engine.runtime.replay import MIN_FEASIBLE_NODES_TO_FIND, Replay, ReplayOptions
 from schedviz.engine.trace import NOT_EVALUATED, CycleRecord
+from schedviz.kube.mirror import Change
 
-from .mirror import Change
 from .schedconfig import LiveConfig
 from .triggers import BOUND, Trigger, node_name
 

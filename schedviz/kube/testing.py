@@ -1,8 +1,8 @@
 """A stand-in for kube-apiserver that speaks its wire protocol, driven by scripted cluster histories.
 
-It is what the live-mode tests (and the demo) run the real ``kubernetes`` client against, since no
-API server binary can be installed here. It is a faithful stand-in for the read side of the API,
-not a mock of the client:
+It is what the live-mode tests (and ``manage.py live_demo``) run the real ``kubernetes`` client
+against, since no API server binary can be installed here: a testing module, never used against a
+real cluster. It is a faithful stand-in for the read side of the API, not a mock of the client:
 
 - one global ``resourceVersion`` counter (etcd's revision): every write gets the next one, and
   every object carries its own in ``metadata.resourceVersion``;
@@ -53,6 +53,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .kinds import KINDS, Kind, kind
+
 JSON = dict[str, Any]
 
 
@@ -77,31 +79,18 @@ def _r(group: str, version: str, plural: str, kind: str, namespaced: bool) -> Ap
     return ApiResource(group, version, plural, kind, namespaced)
 
 
+def _served(k: Kind) -> ApiResource:
+    return _r(k.group, k.version, k.plural, k.kind, k.namespaced)
+
+
+# the kinds SchedViz reads (kinds.py), the events and the ConfigMaps
 BUILTIN: tuple[ApiResource, ...] = (
-    _r("", "v1", "namespaces", "Namespace", False),
-    _r("", "v1", "nodes", "Node", False),
-    _r("", "v1", "pods", "Pod", True),
+    *(_served(k) for k in KINDS if not k.custom),
     _r("", "v1", "events", "Event", True),
-    _r("", "v1", "services", "Service", True),
-    _r("", "v1", "replicationcontrollers", "ReplicationController", True),
-    _r("", "v1", "persistentvolumes", "PersistentVolume", False),
-    _r("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True),
     _r("", "v1", "configmaps", "ConfigMap", True),
-    _r("apps", "v1", "replicasets", "ReplicaSet", True),
-    _r("apps", "v1", "statefulsets", "StatefulSet", True),
-    _r("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True),
-    _r("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False),
-    _r("storage.k8s.io", "v1", "storageclasses", "StorageClass", False),
-    _r("storage.k8s.io", "v1", "csinodes", "CSINode", False),
-    _r("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
-    _r("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
-    _r("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False),
-    _r("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
-    _r("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
-    _r("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True),
 )
 # A custom resource: served only once the script installs its CRD.
-PODGROUPS = _r("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", True)
+PODGROUPS = _served(kind("PodGroup"))
 
 
 VERSION = {
