@@ -28,7 +28,7 @@ GENERIC_ERRORS = {
 }
 
 
-# the query of a cycle's node page, a replay's or a live cluster's (schedviz/replays/pages.py)
+# the query of a cycle's node page, a replay's or a live cluster's (schedviz/cycles/pages.py)
 NODE_PAGE_PARAMETERS = [
     OpenApiParameter("page", int),
     OpenApiParameter("page_size", int),

@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from schedviz.accounts.models import ApiToken
 from schedviz.accounts.ownership import visible
 from schedviz.api.throttling import ScopedRateThrottle
+from schedviz.cycles.pages import NodeQuery, cycle_page
 from schedviz.engine.errors import ConfigError, InputError
 from schedviz.engine.trace import RESULTS
 from schedviz.ingestion.models import Snapshot
@@ -26,7 +27,6 @@ from schedviz.ingestion.parsing import UploadError
 from schedviz.ingestion.services import create_snapshot, validate_config_text
 from schedviz.replays import services as replay_services
 from schedviz.replays.models import Configuration, Cycle, Replay, Report
-from schedviz.replays.pages import NodeQuery, cycle_page
 
 from . import serializers as s
 from .errors import ApiError

@@ -26,16 +26,16 @@ from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from schedviz.streaming import qos
-from schedviz.streaming.controls import PlaybackControls
-from schedviz.streaming.db import stream_db
-from schedviz.streaming.protocol import (
+from schedviz.cycles.messages import (
     Position,
     cycle_messages,
     encode,
     frames,
     node_messages,
 )
+from schedviz.streaming import qos
+from schedviz.streaming.controls import PlaybackControls
+from schedviz.streaming.db import stream_db
 
 POLL_SECONDS = 2.0
 BATCH_CYCLES = 50
@@ -123,7 +123,7 @@ def _names(nodeset_id: int) -> list[str]:
 
 def live_messages(seq: int, payload: bytes | None, live: dict[str, Any], topk: int) -> list[dict[str, Any]]:
     """Every message of one live cycle, in order, with stable positions."""
-    from schedviz.replays.storage import decode_cycle
+    from schedviz.cycles.codec import decode_cycle
 
     out: list[dict[str, Any]] = []
     if payload is not None:

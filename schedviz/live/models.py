@@ -164,7 +164,7 @@ class LiveCycle(models.Model):
         return f"{self.pod} #{self.seq} ({self.agreement})"
 
     def decoded(self) -> tuple[Any, list[tuple[str, ...]]]:
-        from schedviz.replays.storage import decode_cycle
+        from schedviz.cycles.codec import decode_cycle
 
         assert self.payload is not None
         return decode_cycle(bytes(self.payload))

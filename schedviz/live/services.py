@@ -416,7 +416,7 @@ def pack_explanation(explanation: dict[str, Any], seq: int) -> bytes:
 
 def store_outcome(cluster_id: Any, outcome: Outcome) -> LiveCycle | None:
     """Append an outcome to the cluster's timeline; None when that decision is stored already."""
-    from schedviz.replays.storage import encode_cycle
+    from schedviz.cycles.codec import encode_cycle
 
     t = outcome.trigger
     rep = outcome.replayed

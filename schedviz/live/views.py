@@ -18,7 +18,7 @@ from schedviz.api.errors import ApiError
 from schedviz.api.schema import NODE_PAGE_PARAMETERS, error
 from schedviz.api.throttling import ScopedRateThrottle
 from schedviz.api.views import FORBIDDEN, OwnedViewSet, _choice, _field_error, _user
-from schedviz.replays.pages import NodeQuery, cycle_page
+from schedviz.cycles.pages import NodeQuery, cycle_page
 
 from . import serializers as s
 from . import services

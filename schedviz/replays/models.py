@@ -114,7 +114,7 @@ class Cycle(models.Model):
 
     def decoded(self) -> tuple[Any, list[tuple[str, ...]]]:
         """The engine's CycleRecord and the reasons table it refers to."""
-        from .storage import decode_cycle
+        from schedviz.cycles.codec import decode_cycle
 
         return decode_cycle(bytes(self.payload))
 

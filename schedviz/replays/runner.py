@@ -16,6 +16,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from schedviz.cycles.codec import encode_cycle
 from schedviz.engine import ConfigError, InputError, SchedVizError
 from schedviz.engine.config import load_config
 from schedviz.engine.runtime import registry
@@ -25,7 +26,6 @@ from schedviz.engine.trace import SCHEDULING, CycleRecord
 from schedviz.ingestion.models import pack
 
 from .models import Cycle, Replay
-from .storage import encode_cycle
 
 log = logging.getLogger(__name__)
 

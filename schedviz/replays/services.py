@@ -188,7 +188,7 @@ def timeline(replay: Replay) -> dict[str, Any]:
     """Cycle by cycle: the pod, where it went and what it requested, which record it is (a scheduling
     cycle, or the binding that ended a Permit wait), its attempt, and the pods its preemption evicted
     with their requests: what it takes to follow the cluster's allocation."""
-    from .storage import decode_header
+    from schedviz.cycles.codec import decode_header
 
     summary = replay.snapshot.summary()
     requests = {p["key"]: p.get("requests", {}) for p in summary.get("pods", [])}

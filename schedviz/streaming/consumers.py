@@ -15,11 +15,11 @@ from typing import Any, TypeVar
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from schedviz.cycles.messages import Position, cycle_messages, encode, frames, node_messages
 from schedviz.streaming import qos
 from schedviz.streaming.controls import PlaybackControls
 from schedviz.streaming.db import stream_db
 
-from .protocol import Position, cycle_messages, encode, frames, node_messages
 from .publish import group
 
 log = logging.getLogger(__name__)
@@ -234,7 +234,7 @@ def _payload(replay_id: Any, attempt: int, seq: int) -> bytes:
 
 
 def _messages(payload: bytes, topk: int) -> list[dict[str, Any]]:
-    from schedviz.replays.storage import decode_cycle
+    from schedviz.cycles.codec import decode_cycle
 
     rec, reasons = decode_cycle(payload)
     return cycle_messages(rec, reasons, topk)

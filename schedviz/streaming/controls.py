@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from .protocol import TOP_K_DEFAULT, TOP_K_MAX, Position, parse_position
+from schedviz.cycles.messages import TOP_K_DEFAULT, TOP_K_MAX, Position, parse_position
 
 AFTER_CYCLE = 10**9  # part index meaning "after all of that cycle"
 CLOSE_BAD_REQUEST = 4400

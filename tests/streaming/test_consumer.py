@@ -13,9 +13,9 @@ from django.contrib.auth.models import User
 
 from schedviz.accounts.models import ApiToken
 from schedviz.asgi import application
+from schedviz.cycles.messages import FILTER_CHUNK
 from schedviz.ingestion.services import create_snapshot
 from schedviz.replays.services import start_replay
-from schedviz.streaming.protocol import FILTER_CHUNK
 from tests.api.conftest import cluster_yaml
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -282,8 +282,8 @@ async def test_cross_site_browser_origin_is_refused() -> None:
 def test_filter_messages_are_chunked_below_a_mebibyte() -> None:
     import numpy as np
 
+    from schedviz.cycles.messages import cycle_messages
     from schedviz.engine.trace import CycleRecord
-    from schedviz.streaming.protocol import cycle_messages
 
     n = 12000
     rec = CycleRecord(pod="default/p", profile="default-scheduler", result="Unschedulable", seq=1, message="m")
@@ -298,7 +298,7 @@ def test_filter_messages_are_chunked_below_a_mebibyte() -> None:
 
 
 def test_batched_frames_stay_below_their_budget_and_carry_each_message_once() -> None:
-    from schedviz.streaming.protocol import FRAME_BYTES, frames
+    from schedviz.cycles.messages import FRAME_BYTES, frames
 
     encoded = [((1, i), json.dumps({"type": "filter", "pad": "x" * 150_000, "pos": [1, i]})) for i in range(9)]
     batched = frames(encoded, (0, -1), batch=True)
@@ -313,7 +313,7 @@ def test_batched_frames_stay_below_their_budget_and_carry_each_message_once() ->
 
 
 def test_node_lists_are_chunked_below_a_mebibyte_whatever_the_names() -> None:
-    from schedviz.streaming.protocol import NODES_CHUNK, node_messages
+    from schedviz.cycles.messages import NODES_CHUNK, node_messages
 
     longest = [f"n{i:05d}-" + "x" * 246 for i in range(5000)]  # 253 characters, the most a name may have
     msgs = node_messages(longest)

@@ -1,4 +1,4 @@
-// JSON shapes of the SchedViz REST API (schedviz/api/serializers.py, replays/pages.py,
+// JSON shapes of the SchedViz REST API (schedviz/api/serializers.py, cycles/pages.py,
 // ingestion/summary.py, reports.py compare_traces, engine/explain.py Explanation.to_dict()).
 
 export interface Page<T> {
