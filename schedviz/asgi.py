@@ -11,7 +11,7 @@ django_asgi = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from schedviz import redact  # noqa: E402
+from schedviz.lib import redact  # noqa: E402
 from schedviz.metrics import count_streams  # noqa: E402
 from schedviz.streaming.auth import BrowserOriginValidator, stack  # noqa: E402
 from schedviz.streaming.qos import HttpFirst  # noqa: E402

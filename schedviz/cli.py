@@ -92,7 +92,7 @@ def _top_nodes(trace: ReplayTrace, c: CycleRecord, top: int) -> list[str]:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .engine.bench import run_bench
+    from .tools.bench_engine import run_bench
 
     sizes = args.nodes or [500, 1000, 5000]
     results = [run_bench(n, args.pods, all_nodes=not args.sampled) for n in sizes]
@@ -109,7 +109,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace) -> int:
-    from .loadtest import LoadError, main_pids, run, summary
+    from .tools.loadtest import LoadError, main_pids, run, summary
 
     token = args.token or os.environ.get("SCHEDVIZ_TOKEN", "")
     if not token:
@@ -129,7 +129,7 @@ def _load(args: argparse.Namespace) -> int:
 
 
 def _bench_stream(args: argparse.Namespace) -> int:
-    from .bench_stream import run
+    from .tools.bench_stream import run
 
     r = run(args.nodes, args.pods, args.database_url, args.redis_url)
     if args.json:
@@ -144,14 +144,14 @@ def _bench_stream(args: argparse.Namespace) -> int:
 
 
 def _bench_storage(args: argparse.Namespace) -> int:
-    from .bench_storage import run
+    from .tools.bench_storage import run
 
     print(json.dumps(run(args.database_url, args.requests), indent=1))
     return 0
 
 
 def _bench_browser(args: argparse.Namespace) -> int:
-    from .bench_browser import run, summary
+    from .tools.bench_browser import run, summary
 
     r = run(args.nodes, args.pods, args.steps, args.chromium)
     if args.output:
@@ -207,7 +207,7 @@ def _report(args: argparse.Namespace) -> int:
         with _budget(args) as budget:
             report = reports.build_report(snapshot, candidate, baseline, ReplayOptions(budget=budget))
     else:
-        from .reports_client import fetch_report
+        from .reports.client import fetch_report
 
         files = [("--snapshot", args.snapshot), ("--config", args.config), ("--baseline", args.baseline)]
         for flag, path in files:
@@ -346,7 +346,7 @@ def _race(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .server import serve
+    from .tools.server import serve
 
     return serve(args.host, args.port, demo=args.demo, migrate=not args.no_migrate)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedviz.bench_browser import TARGET_MS, _figures, summary
+from schedviz.tools.bench_browser import TARGET_MS, _figures, summary
 
 
 def sample(latency: float, queued: float | None) -> dict[str, Any]:

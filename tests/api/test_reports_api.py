@@ -19,7 +19,7 @@ from schedviz.cli import main
 from schedviz.engine.errors import SchedVizError
 from schedviz.replays import reporting, tasks
 from schedviz.replays.models import Report
-from schedviz.reports_client import ReportClient
+from schedviz.reports.client import ReportClient
 
 from .conftest import cluster_yaml, error_of
 from .test_replays import MOST_ALLOCATED
@@ -196,9 +196,9 @@ def test_report_client_polls_a_queued_report(
     queued: list[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import schedviz.reports_client
+    import schedviz.reports.client
 
-    monkeypatch.setattr(schedviz.reports_client, "MAX_WAIT", 0)  # the server answers 202 at once
+    monkeypatch.setattr(schedviz.reports.client, "MAX_WAIT", 0)  # the server answers 202 at once
     _, token = ApiToken.issue(alice, "ci")
     pauses: list[float] = []
 

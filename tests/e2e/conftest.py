@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from schedviz.bench_browser import CHROMIUM, BrowserBenchError, demo_server, launch_chromium, sign_in
+from schedviz.tools.bench_browser import CHROMIUM, BrowserBenchError, demo_server, launch_chromium, sign_in
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from schedviz.bench_browser import NODE_GRID, measure, summary, write_synthetic_snapshot
+from schedviz.tools.bench_browser import NODE_GRID, measure, summary, write_synthetic_snapshot
 
 from .conftest import ARTIFACTS
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from schedviz.bench_browser import csrf_headers
+from schedviz.tools.bench_browser import csrf_headers
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

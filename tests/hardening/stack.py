@@ -217,8 +217,8 @@ def call(
 
 
 def upload_synthetic(port: int, tok: str, nodes: int, pods: int) -> dict[str, Any]:
-    from schedviz.engine.bench import synthetic_cluster
-    from schedviz.loadtest import _Http, _multipart
+    from schedviz.tools.bench_engine import synthetic_cluster
+    from schedviz.tools.loadtest import _Http, _multipart
 
     snap = synthetic_cluster(nodes, pods)
     payload = json.dumps({"kind": "List", "items": [n.raw for n in snap.nodes] + [p.raw for p in snap.pods]})

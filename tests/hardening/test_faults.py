@@ -249,7 +249,7 @@ async def _follow(
     ws_url: str, total_cycles: int, on_cycle: Callable[[int], None], timeout: float
 ) -> dict[str, Any]:
     """A client that reconnects after any drop, resuming after its last position, until `end`."""
-    from schedviz.loadtest import StreamStats
+    from schedviz.tools.loadtest import StreamStats
 
     st = StreamStats()
     cursor: list[tuple[int, int] | None] = [None]
@@ -276,7 +276,7 @@ async def _stream_with_progress(
     total: int,
     on_cycle: Callable[[int], None],
 ) -> Any:
-    from schedviz.loadtest import _stream
+    from schedviz.tools.loadtest import _stream
 
     seen = st.cycles
 

@@ -1,10 +1,10 @@
-"""The load client's own logic (schedviz/loadtest.py): reading positions, merging client processes."""
+"""The load client's own logic (schedviz/tools/loadtest.py): reading positions, merging client processes."""
 
 from __future__ import annotations
 
 import json
 
-from schedviz.loadtest import StreamStats, _check, _cycle_part, _frame_messages, _merge_streams
+from schedviz.tools.loadtest import StreamStats, _check, _cycle_part, _frame_messages, _merge_streams
 
 
 def test_positions_are_read_from_the_ends_of_cycle_messages_only() -> None:

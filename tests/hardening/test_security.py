@@ -255,7 +255,7 @@ def explorer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         from playwright.sync_api import sync_playwright  # noqa: F401
 
-        from schedviz.bench_browser import CHROMIUM, demo_server
+        from schedviz.tools.bench_browser import CHROMIUM, demo_server
     except ImportError:
         pytest.skip("playwright is not installed")
     if not Path(CHROMIUM).exists():
@@ -268,7 +268,7 @@ def explorer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_the_built_explorer_runs_under_its_csp(explorer: str) -> None:
     from playwright.sync_api import sync_playwright
 
-    from schedviz.bench_browser import launch_chromium, sign_in
+    from schedviz.tools.bench_browser import launch_chromium, sign_in
 
     with sync_playwright() as pw:
         browser = launch_chromium(pw)

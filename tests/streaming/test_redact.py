@@ -1,4 +1,4 @@
-"""API tokens passed as ?token= never reach uvicorn's log lines (schedviz/redact.py)."""
+"""API tokens passed as ?token= never reach uvicorn's log lines (schedviz/lib/redact.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 import logging
 
 import schedviz.asgi  # noqa: F401  (installs the filter, as serving the application does)
-from schedviz.redact import redact
+from schedviz.lib.redact import redact
 
 
 def test_token_values_are_replaced_wherever_they_stand_in_a_query() -> None:

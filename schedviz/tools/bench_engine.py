@@ -19,9 +19,9 @@ import sys
 import time
 from typing import Any
 
-from .loader import Snapshot
-from .objects import Node, Pod
-from .runtime.replay import Replay, ReplayOptions
+from schedviz.engine.loader import Snapshot
+from schedviz.engine.objects import Node, Pod
+from schedviz.engine.runtime.replay import Replay, ReplayOptions
 
 ZONES = ("zone-a", "zone-b", "zone-c", "zone-d")
 APPS = 20
@@ -139,7 +139,7 @@ def run_bench(num_nodes: int, num_pods: int, all_nodes: bool = True) -> dict[str
     cmd = [
         sys.executable,
         "-m",
-        "schedviz.engine.bench",
+        "schedviz.tools.bench_engine",
         str(num_nodes),
         str(num_pods),
         "1" if all_nodes else "0",

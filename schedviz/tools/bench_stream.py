@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this is schedviz/tools/)
 
 
 def _free_port() -> int:
@@ -32,7 +32,7 @@ def _free_port() -> int:
 
 
 def _objects(nodes: int, pods: int) -> list[dict[str, Any]]:
-    from schedviz.engine.bench import synthetic_cluster
+    from schedviz.tools.bench_engine import synthetic_cluster
 
     snap = synthetic_cluster(nodes, pods)
     return [n.raw for n in snap.nodes] + [p.raw for p in snap.pods]

@@ -109,7 +109,7 @@ def _multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> t
 
 def prepare_replay(http_: _Http, nodes: int, pods: int) -> dict[str, Any]:
     """Upload a synthetic snapshot and create (start) its replay; returns ids and sizes."""
-    from schedviz.engine.bench import synthetic_cluster
+    from schedviz.tools.bench_engine import synthetic_cluster
 
     snap = synthetic_cluster(nodes, pods)
     payload = json.dumps({"kind": "List", "items": [n.raw for n in snap.nodes] + [p.raw for p in snap.pods]})

@@ -34,11 +34,11 @@ def _setup(database_url: str) -> None:
 def _replay(user: Any, nodes: int, pods: int) -> Any:
     import dataclasses
 
-    from schedviz.engine.bench import synthetic_cluster
     from schedviz.ingestion.parsing import Limits
     from schedviz.ingestion.services import create_snapshot
     from schedviz.replays.models import Replay
     from schedviz.replays.runner import run_replay
+    from schedviz.tools.bench_engine import synthetic_cluster
 
     snap = synthetic_cluster(nodes, pods)
     payload = json.dumps({"kind": "List", "items": [n.raw for n in snap.nodes] + [p.raw for p in snap.pods]}).encode()

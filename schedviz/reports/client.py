@@ -29,8 +29,9 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
-from .engine.errors import SchedVizError
-from .reports import check_report
+from schedviz.engine.errors import SchedVizError
+
+from .build import check_report
 
 REPORTS_PATH = "/api/v1/reports/"
 PENDING = frozenset({"queued", "running"})

@@ -1,8 +1,8 @@
 """`schedviz bench-browser`: how soon the explorer shows a 5000-node cycle, in a real headless Chromium.
 
 Starts `schedviz serve --demo` on a fresh SQLite database (replays in a background thread), signs in
-as the demo user, uploads a synthetic snapshot (``schedviz.engine.bench.synthetic_cluster``) through
-the Snapshots page, starts a replay with every node evaluated, and measures in the page:
+as the demo user, uploads a synthetic snapshot (``schedviz.tools.bench_engine.synthetic_cluster``)
+through the Snapshots page, starts a replay with every node evaluated, and measures in the page:
 
 - the time of the last websocket message of each cycle (``cycle.end``), taken in a ``message``
   listener that runs before the explorer's own handler, and
@@ -48,7 +48,7 @@ from schedviz.engine.errors import SchedVizError
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Playwright
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this is schedviz/tools/)
 CHROMIUM = os.environ.get("SCHEDVIZ_CHROMIUM", "/usr/bin/chromium")
 # Debian's Chromium in a container: no sandbox, no GPU, and none of its background network traffic.
 CHROMIUM_ARGS = [
@@ -171,7 +171,7 @@ def csrf_headers(page: Page) -> dict[str, str]:
 
 def write_synthetic_snapshot(path: Path, nodes: int, pods: int) -> Path:
     """A `kind: List` JSON of the synthetic cluster of `schedviz bench` (nodes, their running pods, `pods` pending)."""
-    from schedviz.engine.bench import synthetic_cluster
+    from schedviz.tools.bench_engine import synthetic_cluster
 
     snap = synthetic_cluster(nodes, pods)
     items = [n.raw for n in snap.nodes] + [p.raw for p in snap.pods]
