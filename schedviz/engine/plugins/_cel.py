@@ -4,8 +4,8 @@ module ``celpy``) plus the Kubernetes parts of the environment they run in.
 dynamic-resource-allocation/cel/compile.go compiles a selector in Kubernetes' base CEL environment
 (apiserver/pkg/cel/environment/base.go) with one variable, ``device``: ``driver`` (string),
 ``attributes`` and ``capacity`` (maps domain -> id -> value; a missing domain reads as an empty
-map, a missing id is the runtime error "no such key"). celpy parses and interprets the expression;
-this module adds what cel-go and Kubernetes bring on top of it:
+map, a missing id is the runtime error "no such key"). celpy parses the expression and provides the
+values and most operators; this module adds what cel-go and Kubernetes bring on top of it:
 
 - a compile-time check in the manner of cel-go's type-checker: undeclared variables, unknown
   functions, fields ``device`` does not have, ``has()`` without a field selection
@@ -18,16 +18,48 @@ this module adds what cel-go and Kubernetes bring on top of it:
   cel-go string extensions (v2: ``lowerAscii``, ``split``, ``substring`` ...), ``sets.*`` and
   ``cel.bind``;
 - runtime errors worded as cel-go words them ("no such key: memoryGiB", "no such overload",
-  "division by zero").
+  "division by zero");
+- Kubernetes' CEL cost limits (below).
+
+Cost limits. The API server stores a selector only if it is at most CELSelectorExpressionMaxLength
+(10 KiB) long and cel-go's *estimated* worst-case cost is at most CELSelectorExpressionMaxCost
+(1,000,000; k8s.io/api/resource/v1/types.go), else validation.go refuses it ("Too long: may not be
+more than 10240 bytes", "Forbidden: too complex, exceeds cost limit"): ``compile_selector(expr,
+validate=True)`` raises :class:`CelRefused`. kube-scheduler compiles without the estimate but gives
+every evaluation a *runtime* budget of the same figure (compile.go: cel.CostLimit), ending it with
+cel-go's "operation cancelled: actual cost limit exceeded" (:data:`COST_LIMIT_EXCEEDED`).
+
+- The estimate follows cel-go's checker/cost.go with Kubernetes' CostEstimator
+  (apiserver/pkg/cel/library/cost.go) and compile.go's size estimates: strings reached through
+  ``device`` are at most 63 (driver, domains), 32 (ids) or 64 (attribute values) long, the attribute
+  and capacity maps hold at most 32 entries, list and map literals have their exact sizes, and a
+  comprehension costs its range's size times the cost of one iteration (cel-go's expansion of the
+  macro: loop condition plus step), so each nested macro multiplies. It reproduces the figures
+  upstream's tests expect (compile_test.go, library/cost_test.go). It needs the types cel-go's checker
+  infers; SchedViz infers them for what the estimate depends on (literals, ``device``'s fields, the
+  macros, the operators and library functions), and takes dyn (every candidate overload, as cel-go
+  does for dyn arguments) where it has no declaration, which can only raise the estimate.
+- The runtime budget is charged as cel-go's cost tracker (interpreter/runtimecost.go) charges with
+  Kubernetes' options (OptOptimize folding constant literals; has() costing nothing): 1 per variable,
+  field selection and index, 10 per list and 30 per map built at runtime, and per call the function's
+  cost from the actual sizes of its arguments (e.g. 0.1 per character of a string concatenation, the
+  list's size for ``in``), by the overload the checker resolved. To count steps this way SchedViz
+  evaluates the expression itself (closures over the lowered expression; celpy supplies parsing,
+  values and operators) instead of through celpy's interpreter. Calls are charged before they run.
+- SchedViz copies values cel-go shares (a concatenated list is a view there and costs 1): every
+  evaluation may build at most about :data:`MATERIALIZED_MAX` bytes of strings, lists and maps, and
+  ends with the same cost-limit error beyond that, so no expression builds gigabytes.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import math
+import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import total_ordering
@@ -618,6 +650,17 @@ def _max(target: Any, *more: Any) -> Any:
     return best
 
 
+def _min(target: Any) -> Any:
+    items = _list_of_comparable(target)
+    if not items:
+        raise CelError("min called on empty list")
+    best = items[0]
+    for x in items[1:]:
+        if _compare(x, best) < 0:
+            best = x
+    return best
+
+
 def _quantity_method(name: str) -> Callable[..., Any]:
     def run(target: Any, *args: Any) -> Any:
         if not isinstance(target, Quantity):
@@ -703,6 +746,7 @@ _IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
     "isSorted": _is_sorted,
     "sum": _sum,
     "max": _max,
+    "min": _min,
 }
 _FUNCTIONS: dict[str, Callable[..., Any]] = {name: _cel_function(f) for name, f in _IMPLEMENTATIONS.items()}
 for _op, _test in (("_<_", lambda c: c < 0), ("_<=_", lambda c: c <= 0), ("_>_", lambda c: c > 0)):
@@ -875,7 +919,15 @@ def _check(tree: Any, scope: frozenset[str]) -> None:
                     _check(a, scope)
                 return
             if namespace == "cel" and method == "bind":
-                raise CelCompileError("invalid argument to cel.bind() macro")
+                # ext/bindings.go celBind: cel.bind(name, init, body), name in scope in the body only.
+                if len(args) != 3:
+                    raise _undeclared("cel.bind")
+                var = _bare_ident(args[0])
+                if var is None:
+                    raise CelCompileError("cel.bind() variable names must be simple identifiers")
+                _check(args[1], scope)
+                _check(args[2], scope | {var})
+                return
             if namespace in _UNSUPPORTED_NAMESPACES or namespace == "sets":
                 raise CelUnsupported(f"function {namespace}.{method}()")
             raise _undeclared(f"{namespace}.{method}")
@@ -943,39 +995,1762 @@ def _field_selection(tree: Any) -> Any:
     return None
 
 
-# cel.bind(name, init, body): the same value as [init].map(name, body)[0], which celpy evaluates.
-_BIND = re.compile(r"\bcel\s*\.\s*bind\s*\(")
+# ----- Kubernetes' cost limits ---------------------------------------------------------------------
+
+# k8s.io/api/resource/v1/types.go (pkg/apis/resource/types.go declares the same values).
+CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
+CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
+_DRIVER_NAME_MAX_LENGTH = 63  # DriverNameMaxLength
+_DEVICE_MAX_DOMAIN_LENGTH = 63  # DeviceMaxDomainLength
+_DEVICE_MAX_ID_LENGTH = 32  # DeviceMaxIDLength
+_DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH = 64  # DeviceAttributeMaxValueLength
+_MAX_ATTRIBUTES_AND_CAPACITIES = 32  # ResourceSliceMaxAttributesAndCapacitiesPerDevice
+
+# pkg/apis/resource/validation/validation.go validateCELSelector: the bodies of field.Forbidden and
+# field.TooLong (apimachinery field.Error.ErrorBody) on <selector>.cel.expression.
+TOO_COMPLEX = "Forbidden: too complex, exceeds cost limit"
+TOO_LONG = f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes"
+# cel-go interpreter/runtimecost.go: the EvalCancelledError (cause CostLimitExceeded) an evaluation
+# ends with once its cost passes the program's CostLimit.
+COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+
+# cel-go common/cost.go
+_SELECT_AND_IDENT_COST = 1
+_LIST_CREATE_BASE_COST = 10
+_MAP_CREATE_BASE_COST = 30
+_STRING_TRAVERSAL_COST_FACTOR = 0.1
+_REGEX_STRING_LENGTH_COST_FACTOR = 0.25
+
+# SchedViz's own bound (no upstream counterpart): about how many bytes of strings, lists and maps one
+# evaluation may build. cel-go shares what SchedViz copies (list concatenation is O(1) there and costs
+# 1); an evaluation that would build more ends with COST_LIMIT_EXCEEDED like one over its budget.
+MATERIALIZED_MAX = 64 * 2**20
+
+_U64 = 2**64 - 1
+_U64_F = float(_U64)
+_TWO_TO_64_F = math.ldexp(1.0, 64)
 
 
-def _rewrite_bind(text: str, env: celpy.Environment) -> str:
-    for _ in range(64):
-        if _BIND.search(text) is None:
-            return text
-        node = _find_bind(env.compile(text))
+class CelRefused(Exception):
+    """The API server would refuse the expression (validation.go validateCELSelector): longer than
+    CELSelectorExpressionMaxLength, or an estimated cost over CELSelectorExpressionMaxCost. The message
+    is the field error's body, e.g. "Forbidden: too complex, exceeds cost limit"."""
+
+
+class _CostLimit(Exception):
+    """The budget of an evaluation is spent (cel-go panics with EvalCancelledError)."""
+
+
+class CostTracker:
+    """cel-go's interpreter.CostTracker for one evaluation: ``cost`` is the actual cost so far,
+    ``limit`` the program's CostLimit (compile.go: CELSelectorExpressionMaxCost unless overridden).
+    ``materialized`` counts the bytes (roughly) of values the evaluation built, against
+    ``materialized_limit`` (MATERIALIZED_MAX)."""
+
+    __slots__ = ("cost", "frame", "limit", "materialized", "materialized_limit", "vars")
+
+    def __init__(
+        self, limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST, materialized_limit: int = MATERIALIZED_MAX
+    ) -> None:
+        self.cost = 0
+        self.limit = limit
+        self.materialized = 0
+        self.materialized_limit = materialized_limit
+        self.frame: list[Any] = []
+        self.vars: Mapping[str, Any] = {}
+
+    def charge(self, n: int) -> None:
+        self.cost += n
+        if self.cost > self.limit:
+            raise _CostLimit()
+
+    def materialize(self, n: int) -> None:
+        """Account for a value about to be built (``materialized`` only counts what was built)."""
+        if self.materialized + n > self.materialized_limit:
+            raise _CostLimit()
+        self.materialized += n
+
+
+# ----- the checked expression ------------------------------------------------------------------------
+#
+# celpy's parse tree, lowered to the shape cel-go's parser gives it: operators and functions are calls
+# ("_+_", "@in", "_[_]", ...), has() is a presence-test select, and the macros are expanded into
+# comprehensions exactly as parser/macro.go (and ext/bindings.go for cel.bind) expand them, so that the
+# cost estimate below walks what cel-go's checker/cost.go walks.
+
+_Type = tuple[Any, ...]
+_T_DYN: _Type = ("dyn",)
+_T_BOOL: _Type = ("bool",)
+_T_INT: _Type = ("int",)
+_T_DOUBLE: _Type = ("double",)
+_T_STRING: _Type = ("string",)
+_T_BYTES: _Type = ("bytes",)
+_T_QUANTITY: _Type = ("quantity",)
+_T_SEMVER: _Type = ("semver",)
+_T_DEVICE: _Type = ("device",)
+# compile.go newCompiler: the fields of kubernetes.DRADevice (attribute values are dyn).
+_DEVICE_FIELD_TYPES: dict[str, _Type] = {
+    "driver": _T_STRING,
+    "attributes": ("map", _T_STRING, ("map", _T_STRING, _T_DYN)),
+    "capacity": ("map", _T_STRING, ("map", _T_STRING, _T_QUANTITY)),
+}
+_ACCU = "@result"  # parser.HiddenAccumulatorName
+_ACCUMULATORS = frozenset({_ACCU, "__result__"})
+
+
+class _Expr:
+    __slots__ = ("overloads", "t")
+
+    def __init__(self) -> None:
+        self.t: _Type = _T_DYN
+        self.overloads: tuple[str, ...] = ()
+
+
+class _Lit(_Expr):
+    __slots__ = ("kind", "value")
+
+    def __init__(self, value: Any, kind: str) -> None:
+        super().__init__()
+        self.value = value
+        self.kind = kind
+
+
+class _Ident(_Expr):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+
+class _Select(_Expr):
+    __slots__ = ("field", "operand", "test_only")
+
+    def __init__(self, operand: _Expr, field: str, test_only: bool) -> None:
+        super().__init__()
+        self.operand = operand
+        self.field = field
+        self.test_only = test_only
+
+
+class _Call(_Expr):
+    __slots__ = ("args", "fn", "target")
+
+    def __init__(self, fn: str, target: _Expr | None, args: list[_Expr]) -> None:
+        super().__init__()
+        self.fn = fn
+        self.target = target
+        self.args = args
+
+
+class _List(_Expr):
+    __slots__ = ("elems",)
+
+    def __init__(self, elems: list[_Expr]) -> None:
+        super().__init__()
+        self.elems = elems
+
+
+class _Map(_Expr):
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: list[tuple[_Expr, _Expr]]) -> None:
+        super().__init__()
+        self.entries = entries
+
+
+class _Comp(_Expr):
+    """A comprehension; ``macro`` names the macro it was expanded from and ``body`` is the macro's own
+    expression (predicate, transform, or cel.bind's result)."""
+
+    __slots__ = ("accu_init", "accu_var", "body", "cond", "iter_range", "iter_var", "macro", "result", "step")
+
+    def __init__(
+        self,
+        macro: str,
+        iter_var: str,
+        iter_range: _Expr,
+        accu_var: str,
+        accu_init: _Expr,
+        cond: _Expr,
+        step: _Expr,
+        result: _Expr,
+        body: _Expr,
+    ) -> None:
+        super().__init__()
+        self.macro = macro
+        self.iter_var = iter_var
+        self.iter_range = iter_range
+        self.accu_var = accu_var
+        self.accu_init = accu_init
+        self.cond = cond
+        self.step = step
+        self.result = result
+        self.body = body
+
+
+_OPERATORS = {
+    "relation_lt": "_<_",
+    "relation_le": "_<=_",
+    "relation_gt": "_>_",
+    "relation_ge": "_>=_",
+    "relation_eq": "_==_",
+    "relation_ne": "_!=_",
+    "relation_in": "@in",
+    "addition_add": "_+_",
+    "addition_sub": "_-_",
+    "multiplication_mul": "_*_",
+    "multiplication_div": "_/_",
+    "multiplication_mod": "_%_",
+}
+
+
+def _true() -> _Lit:
+    return _Lit(ct.BoolType(True), "bool")
+
+
+class _Lower:
+    """Lowers a parse tree that passed _check."""
+
+    def __init__(self) -> None:
+        # celpy's own literal conversion (escapes, bytes, uint suffix).
+        self._literals = celpy.evaluation.Evaluator(
+            ast=lark.Tree("expr", []), activation=celpy.evaluation.Activation()
+        )
+
+    def lower(self, tree: Any, scope: frozenset[str]) -> _Expr:
+        while True:
+            kind, ch = tree.data, tree.children
+            if kind == "expr" and len(ch) == 3:
+                return _Call("_?_:_", None, [self.lower(c, scope) for c in ch])
+            if kind in ("conditionalor", "conditionaland") and len(ch) == 2:
+                fn = "_||_" if kind == "conditionalor" else "_&&_"
+                return _Call(fn, None, [self.lower(ch[0], scope), self.lower(ch[1], scope)])
+            if kind in ("relation", "addition", "multiplication") and len(ch) == 2:
+                op = ch[0]
+                return _Call(
+                    _OPERATORS[op.data], None, [self.lower(op.children[0], scope), self.lower(ch[1], scope)]
+                )
+            if kind == "unary" and len(ch) == 2:
+                operand = self.lower(ch[1], scope)
+                if ch[0].data == "unary_not":
+                    return _Call("!_", None, [operand])
+                if isinstance(operand, _Lit) and operand.kind in ("int", "double"):
+                    # cel-go's grammar reads "-" before a number as the number's sign.
+                    v = _invoke(operator.neg, [operand.value])
+                    if not isinstance(v, CELEvalError):
+                        return _Lit(v, operand.kind)
+                return _Call("-_", None, [operand])
+            if kind == "member_dot":
+                return _Select(self.lower(ch[0], scope), str(ch[1]), False)
+            if kind == "member_dot_arg":
+                return self._member_call(tree, scope)
+            if kind == "member_index":
+                return _Call("_[_]", None, [self.lower(ch[0], scope), self.lower(ch[1], scope)])
+            if kind == "literal":
+                tok = ch[0]
+                lit_kind = _LITERAL_TYPES.get(tok.type, "dyn") if isinstance(tok, lark.Token) else "dyn"
+                return _Lit(self._literals.literal(tree), lit_kind)
+            if kind == "ident":
+                return _Ident(str(ch[0]))
+            if kind == "ident_arg":
+                return self._global_call(tree, scope)
+            if kind == "list_lit":
+                return _List([self.lower(x, scope) for x in _args(tree, 0)])
+            if kind == "map_lit":
+                items = _args(tree, 0)
+                keys = [self.lower(x, scope) for x in items[0::2]]
+                values = [self.lower(x, scope) for x in items[1::2]]
+                return _Map(list(zip(keys, values, strict=True)))
+            if len(ch) == 1 and isinstance(ch[0], lark.Tree):
+                tree = ch[0]  # expr, member, primary, paren_expr ... with a single child
+                continue
+            raise CelUnsupported(f"the construct {kind}")
+
+    def _global_call(self, tree: lark.Tree[Any], scope: frozenset[str]) -> _Expr:
+        name = str(tree.children[0])
+        args = _args(tree, 1)
+        if name == "has":
+            sel = _field_selection(args[0])
+            return _Select(self.lower(sel.children[0], scope), str(sel.children[1]), True)
+        return _Call(name, None, [self.lower(a, scope) for a in args])
+
+    def _member_call(self, tree: lark.Tree[Any], scope: frozenset[str]) -> _Expr:
+        receiver, method = tree.children[0], str(tree.children[1])
+        args = _args(tree, 2)
+        namespace = _bare_ident(receiver)
+        if namespace is not None and namespace not in scope:
+            if namespace == "cel" and method == "bind":
+                var = str(_bare_ident(args[0]))
+                init = self.lower(args[1], scope)
+                body = self.lower(args[2], scope | {var})
+                # ext/bindings.go celBind
+                return _Comp(
+                    "bind",
+                    "#unused",
+                    _List([]),
+                    var,
+                    init,
+                    _Lit(ct.BoolType(False), "bool"),
+                    _Ident(var),
+                    body,
+                    body,
+                )
+            if namespace == "sets":
+                return _Call(f"sets.{method}", None, [self.lower(a, scope) for a in args])
+        if method in _MACROS and len(args) == 2:
+            var = str(_bare_ident(args[0]))
+            rng = self.lower(receiver, scope)
+            body = self.lower(args[1], scope | {var})
+            return _macro(method, var, rng, body)
+        return _Call(method, self.lower(receiver, scope), [self.lower(a, scope) for a in args])
+
+
+def _macro(name: str, var: str, rng: _Expr, body: _Expr) -> _Comp:
+    """parser/macro.go makeQuantifier, MakeMap and MakeFilter."""
+    accu = _Ident  # a fresh node per use, as cel-go's NewAccuIdent
+    if name == "all":
+        return _Comp(
+            name,
+            var,
+            rng,
+            _ACCU,
+            _true(),
+            _Call("@not_strictly_false", None, [accu(_ACCU)]),
+            _Call("_&&_", None, [accu(_ACCU), body]),
+            accu(_ACCU),
+            body,
+        )
+    if name == "exists":
+        return _Comp(
+            name,
+            var,
+            rng,
+            _ACCU,
+            _Lit(ct.BoolType(False), "bool"),
+            _Call("@not_strictly_false", None, [_Call("!_", None, [accu(_ACCU)])]),
+            _Call("_||_", None, [accu(_ACCU), body]),
+            accu(_ACCU),
+            body,
+        )
+    if name == "exists_one":
+        step = _Call(
+            "_?_:_", None, [body, _Call("_+_", None, [accu(_ACCU), _Lit(ct.IntType(1), "int")]), accu(_ACCU)]
+        )
+        result = _Call("_==_", None, [accu(_ACCU), _Lit(ct.IntType(1), "int")])
+        return _Comp(name, var, rng, _ACCU, _Lit(ct.IntType(0), "int"), _true(), step, result, body)
+    if name == "map":
+        step = _Call("_+_", None, [accu(_ACCU), _List([body])])
+        return _Comp(name, var, rng, _ACCU, _List([]), _true(), step, accu(_ACCU), body)
+    # filter
+    step = _Call("_?_:_", None, [body, _Call("_+_", None, [accu(_ACCU), _List([_Ident(var)])]), accu(_ACCU)])
+    return _Comp(name, var, rng, _ACCU, _List([]), _true(), step, accu(_ACCU), body)
+
+
+# ----- types, as far as cel-go's cost estimate depends on them -------------------------------------------
+
+_REL_PREFIX = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
+_NUMERIC = frozenset({"int", "uint", "double"})
+_ADDABLE = frozenset({"int", "uint", "double", "duration", "timestamp", "dyn"})
+_CONVERSION_TYPES: dict[str, _Type] = {
+    "int": _T_INT,
+    "uint": ("uint",),
+    "double": _T_DOUBLE,
+    "bool": _T_BOOL,
+    "string": _T_STRING,
+    "bytes": _T_BYTES,
+    "type": ("type",),
+    "duration": ("duration",),
+    "timestamp": ("timestamp",),
+    "dyn": _T_DYN,
+}
+_SETS_OVERLOADS = {
+    "sets.contains": "list_sets_contains_list",
+    "sets.intersects": "list_sets_intersects_list",
+    "sets.equivalent": "list_sets_equivalent_list",
+}
+_RESULT_TYPES: dict[str, _Type] = {
+    **dict.fromkeys(
+        ["startsWith", "endsWith", "matches", "contains", "isSorted", "isQuantity", "isSemver", "isInteger"],
+        _T_BOOL,
+    ),
+    **dict.fromkeys(["isGreaterThan", "isLessThan", *_SETS_OVERLOADS], _T_BOOL),
+    **dict.fromkeys(
+        ["lowerAscii", "upperAscii", "trim", "substring", "replace", "charAt", "join", "find"], _T_STRING
+    ),
+    "split": ("list", _T_STRING),
+    "findAll": ("list", _T_STRING),
+    **dict.fromkeys(
+        ["indexOf", "lastIndexOf", "compareTo", "sign", "asInteger", "major", "minor", "patch", "size"],
+        _T_INT,
+    ),
+    **dict.fromkeys(
+        [
+            "getDate",
+            "getDayOfMonth",
+            "getDayOfWeek",
+            "getDayOfYear",
+            "getFullYear",
+            "getMonth",
+            "getHours",
+            "getMilliseconds",
+            "getMinutes",
+            "getSeconds",
+        ],
+        _T_INT,
+    ),
+    "asApproximateFloat": _T_DOUBLE,
+    "quantity": _T_QUANTITY,
+    "add": _T_QUANTITY,
+    "sub": _T_QUANTITY,
+    "semver": _T_SEMVER,
+}
+
+
+def _join_types(ts: list[_Type]) -> _Type:
+    if not ts or any(t != ts[0] for t in ts):
+        return _T_DYN
+    return ts[0]
+
+
+def _typecheck(e: _Expr, scope: dict[str, _Type]) -> _Type:
+    """The type cel-go's checker gives ``e`` (dyn where it needs declarations SchedViz does not keep),
+    and for calls the overloads it keeps (all the candidates when an argument is dyn)."""
+    t: _Type
+    if isinstance(e, _Lit):
+        t = (e.kind,)
+    elif isinstance(e, _Ident):
+        t = scope.get(e.name) or (_T_DEVICE if e.name == "device" else _T_DYN)
+    elif isinstance(e, _Select):
+        ot = _typecheck(e.operand, scope)
+        if e.test_only:
+            t = _T_BOOL
+        elif ot[0] == "device":
+            t = _DEVICE_FIELD_TYPES.get(e.field, _T_DYN)
+        elif ot[0] == "map":
+            t = ot[2]
+        else:
+            t = _T_DYN
+    elif isinstance(e, _List):
+        t = ("list", _join_types([_typecheck(x, scope) for x in e.elems]))
+    elif isinstance(e, _Map):
+        keys = [_typecheck(k, scope) for k, _ in e.entries]
+        values = [_typecheck(v, scope) for _, v in e.entries]
+        t = ("map", _join_types(keys), _join_types(values))
+    elif isinstance(e, _Comp):
+        rt = _typecheck(e.iter_range, scope)
+        elem = rt[1] if rt[0] in ("list", "map") else _T_DYN
+        inner = {**scope, e.iter_var: elem}
+        init = _typecheck(e.accu_init, scope)
+        accu: _Type
+        if e.macro == "bind":
+            accu = init
+        elif e.macro in ("all", "exists"):
+            accu = _T_BOOL
+        elif e.macro == "exists_one":
+            accu = _T_INT
+        elif e.macro == "map":
+            accu = ("list", _typecheck(e.body, inner))
+        else:
+            accu = ("list", elem)
+        inner[e.accu_var] = accu
+        _typecheck(e.cond, inner)
+        _typecheck(e.step, inner)
+        t = _typecheck(e.result, inner)
+    else:
+        assert isinstance(e, _Call)
+        target = _typecheck(e.target, scope) if e.target is not None else None
+        args = [_typecheck(a, scope) for a in e.args]
+        e.overloads, t = _resolve(e.fn, target, args)
+    e.t = t
+    return t
+
+
+def _resolve(fn: str, target: _Type | None, args: list[_Type]) -> tuple[tuple[str, ...], _Type]:
+    kinds = [a[0] for a in args]
+    if fn in ("_&&_", "_||_"):
+        return ("logical_and" if fn == "_&&_" else "logical_or",), _T_BOOL
+    if fn == "_?_:_":
+        return ("conditional",), _join_types(args[1:3])
+    if fn in ("!_", "@not_strictly_false"):
+        return (fn,), _T_BOOL
+    if fn == "-_":
+        return ("negate",), args[0] if kinds[0] in ("int", "double", "duration") else _T_DYN
+    if fn in ("_==_", "_!=_"):
+        return ("equals" if fn == "_==_" else "not_equals",), _T_BOOL
+    if fn in _REL_PREFIX and len(args) == 2:
+        prefix = _REL_PREFIX[fn]
+        ids = [
+            f"{prefix}_{k}" for k in ("string", "bytes") if kinds[0] in (k, "dyn") and kinds[1] in (k, "dyn")
+        ]
+        if not ids or not {kinds[0], kinds[1]} & {"string", "bytes"}:
+            ids.append(f"{prefix}_other")
+        return tuple(ids), _T_BOOL
+    if fn == "_+_" and len(args) == 2:
+        return _resolve_add(args)
+    if fn in ("_-_", "_*_", "_/_", "_%_") and len(args) == 2:
+        same = args[0] if args[0] == args[1] and kinds[0] != "dyn" else _T_DYN
+        return ("arithmetic",), same
+    if fn == "@in" and len(args) == 2:
+        ids = [i for i, k in (("in_list", "list"), ("in_map", "map")) if kinds[1] in (k, "dyn")]
+        return tuple(ids) or ("in_other",), _T_BOOL
+    if fn == "_[_]" and len(args) == 2:
+        ids = [i for i, k in (("index_list", "list"), ("index_map", "map")) if kinds[0] in (k, "dyn")]
+        result = args[0][1] if kinds[0] == "list" else args[0][2] if kinds[0] == "map" else _T_DYN
+        return tuple(ids) or ("index_other",), result
+    if fn in ("string", "bytes") and target is None and len(args) == 1:
+        special, source = ("bytes_to_string", "bytes") if fn == "string" else ("string_to_bytes", "string")
+        ids = [special] if kinds[0] in (source, "dyn") else []
+        if kinds[0] != source:
+            ids.append(f"to_{fn}")
+        return tuple(ids), _CONVERSION_TYPES[fn]
+    if fn in _CONVERSION_TYPES and target is None:
+        return (f"to_{fn}",), _CONVERSION_TYPES[fn]
+    if fn == "matches":
+        return ("matches_string" if target is not None else "matches",), _T_BOOL
+    if target is not None and fn in ("startsWith", "endsWith", "contains"):
+        return (
+            {"startsWith": "starts_with_string", "endsWith": "ends_with_string"}.get(fn, "contains_string"),
+        ), _T_BOOL
+    if fn in _SETS_OVERLOADS:
+        return (_SETS_OVERLOADS[fn],), _T_BOOL
+    if fn in ("sum", "max", "min") and target is not None:
+        return (fn,), target[1] if target[0] == "list" else _T_DYN
+    return (fn,), _RESULT_TYPES.get(fn, _T_DYN)
+
+
+def _resolve_add(args: list[_Type]) -> tuple[tuple[str, ...], _Type]:
+    a, b = args
+    ka, kb = a[0], b[0]
+    ids = [f"add_{k}" for k in ("string", "bytes", "list") if ka in (k, "dyn") and kb in (k, "dyn")]
+    if ka in _ADDABLE and kb in _ADDABLE:
+        ids.append("add_other")
+    if not ids:
+        ids = ["add_other"]
+    result = _T_DYN
+    if ids == ["add_string"]:
+        result = _T_STRING
+    elif ids == ["add_bytes"]:
+        result = _T_BYTES
+    elif ids == ["add_list"]:
+        elems = [t[1] for t in (a, b) if t[0] == "list"]
+        result = ("list", _join_types(elems))
+    elif ids == ["add_other"]:
+        if a == b and ka != "dyn":
+            result = a
+        elif {ka, kb} - {"dyn"} and ({ka, kb} - {"dyn"}) <= _NUMERIC and "dyn" in (ka, kb):
+            result = a if ka != "dyn" else b
+    return tuple(ids), result
+
+
+# ----- the estimated cost (cel-go checker/cost.go, Kubernetes' library/cost.go) ---------------------
+
+_Size = tuple[int, int]
+_UNKNOWN: _Size = (0, _U64)
+
+
+def _sat(n: int) -> int:
+    return n if n < _U64 else _U64
+
+
+def _factor(x: int, f: float) -> int:
+    """multiplyByCostFactor: x * f rounded up, saturating."""
+    xf = float(x)
+    if xf > 0 and f > 0 and xf > _U64_F / f:
+        return _U64
+    c = math.ceil(xf * f)
+    return _U64 if c >= _TWO_TO_64_F else int(c)
+
+
+def _size_add(a: _Size, b: _Size) -> _Size:
+    return _sat(a[0] + b[0]), _sat(a[1] + b[1])
+
+
+def _size_mul(a: _Size, b: _Size) -> _Size:
+    return _sat(a[0] * b[0]), _sat(a[1] * b[1])
+
+
+def _size_union(a: _Size, b: _Size) -> _Size:
+    return min(a[0], b[0]), max(a[1], b[1])
+
+
+@dataclass
+class _Decl:
+    """The DeclType facts compile.go's sizeEstimator reads: fields, key and element types, MaxElements."""
+
+    max: int
+    key: _Decl | None = None
+    elem: _Decl | None = None
+    fields: dict[str, _Decl] | None = None
+
+
+# compile.go: attributeType, domainType, idType, driverType, the attribute and capacity maps, the device.
+_ATTRIBUTE_DECL = _Decl(_DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH)
+_DOMAIN_DECL = _Decl(_DEVICE_MAX_DOMAIN_LENGTH)
+_ID_DECL = _Decl(_DEVICE_MAX_ID_LENGTH)
+_DEVICE_DECL = _Decl(
+    0,
+    fields={
+        "driver": _Decl(_DRIVER_NAME_MAX_LENGTH),
+        "allowMultipleAllocations": _Decl(1),
+        "attributes": _Decl(
+            _MAX_ATTRIBUTES_AND_CAPACITIES,
+            _DOMAIN_DECL,
+            _Decl(_MAX_ATTRIBUTES_AND_CAPACITIES, _ID_DECL, _ATTRIBUTE_DECL),
+        ),
+        "capacity": _Decl(
+            _MAX_ATTRIBUTES_AND_CAPACITIES,
+            _DOMAIN_DECL,
+            _Decl(_MAX_ATTRIBUTES_AND_CAPACITIES, _ID_DECL, _Decl(0)),
+        ),
+    },
+)
+
+
+def _device_size(path: list[str] | None) -> _Size | None:
+    """compile.go sizeEstimator.EstimateSize: the size bound of what a path from ``device`` reaches."""
+    if not path or path[0] != "device":
+        return None
+    node: _Decl | None = _DEVICE_DECL
+    for name in path[1:]:
+        assert node is not None
+        if name in ("@items", "@values"):
+            node = node.elem
+        elif name == "@keys":
+            node = node.key
+        else:
+            found = (node.fields or {}).get(name)
+            if found is None:
+                # Any id of an attribute map reaches an attribute value.
+                if node.elem is _ATTRIBUTE_DECL:
+                    node = _ATTRIBUTE_DECL
+                    continue
+                return None
+            node = found
         if node is None:
-            return text
-        args = _args(node, 2)
-        name = _bare_ident(args[0]) if len(args) == 3 else None
-        if name is None:
-            raise CelCompileError("invalid argument to cel.bind() macro")
-        init = text[args[1].meta.start_pos : args[1].meta.end_pos]
-        body = text[args[2].meta.start_pos : args[2].meta.end_pos]
-        replacement = f"([{init}].map({name}, {body})[0])"
-        text = text[: node.meta.start_pos] + replacement + text[node.meta.end_pos :]
-    return text
+            return None
+    assert node is not None
+    return 0, node.max
 
 
-def _find_bind(tree: lark.Tree[Any]) -> lark.Tree[Any] | None:
-    """The outermost cel.bind(...) call (inner ones are rewritten in later rounds)."""
-    for node in tree.iter_subtrees_topdown():  # type: ignore[no-untyped-call]
-        if (
-            node.data == "member_dot_arg"
-            and str(node.children[1]) == "bind"
-            and _bare_ident(node.children[0]) == "cel"
-        ):
-            found: lark.Tree[Any] = node
-            return found
+_SCALAR_KINDS = frozenset({"bool", "double", "duration", "int", "timestamp", "uint"})
+
+
+def _expr_size(e: _Expr) -> _Size | None:
+    """computeExprSize: literals, list and map literals."""
+    if isinstance(e, _Lit):
+        if e.kind in ("string", "bytes") and isinstance(e.value, (str, bytes)):
+            return len(e.value), len(e.value)
+        if e.kind in _SCALAR_KINDS or e.kind == "null_type":
+            return 1, 1
+        return None
+    if isinstance(e, _List):
+        return len(e.elems), len(e.elems)
+    if isinstance(e, _Map):
+        return len(e.entries), len(e.entries)
     return None
+
+
+@dataclass
+class _EntrySize:
+    container: str
+    key: _Size
+    val: _Size
+
+
+def _entry_union(a: _EntrySize | None, b: _EntrySize | None) -> _EntrySize | None:
+    if a is None or b is None:
+        return None
+    return _EntrySize(a.container, _size_union(a.key, b.key), _size_union(a.val, b.val))
+
+
+@dataclass
+class _LocalVar:
+    path: list[str]
+    size: _Size | None
+    entry: _EntrySize | None
+
+
+@dataclass
+class _Node:
+    """checker.AstNode: what function estimators see of an argument."""
+
+    path: list[str] | None
+    t: _Type
+    expr: _Expr | None
+    size: _Size | None
+
+
+_LIST_FUNCTIONS = frozenset({"isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"})
+_NOMINAL_FUNCTIONS = frozenset(
+    {
+        "sign",
+        "asInteger",
+        "isInteger",
+        "asApproximateFloat",
+        "isGreaterThan",
+        "isLessThan",
+        "compareTo",
+        "add",
+        "sub",
+        "major",
+        "minor",
+        "patch",
+    }
+)
+_SETS_FACTORS = {
+    "list_sets_contains_list": 1.0,
+    "list_sets_intersects_list": 1.0,
+    "list_sets_equivalent_list": 2.0,
+}
+_ORDERING_OVERLOADS = frozenset(
+    f"{p}_{k}" for p in ("less", "less_equals", "greater", "greater_equals") for k in ("string", "bytes")
+) | {"equals", "not_equals"}
+
+
+def estimate_cost(expression: str) -> int:
+    """The worst-case cost cel-go's estimator gives the selector in compile.go's environment (the
+    figure validation.go compares with CELSelectorExpressionMaxCost). CelCompileError or CelUnsupported
+    when the expression does not compile."""
+    return compile_selector(expression, validate=False).max_cost
+
+
+class _Coster:
+    """cel-go checker/cost.go ``coster`` with Kubernetes' CostEstimator (library/cost.go) and compile.go's
+    sizeEstimator. Only the upper bound is tracked for costs (validation compares the maximum); sizes
+    keep both bounds, which the replace() estimate uses."""
+
+    def __init__(self) -> None:
+        self.paths: dict[int, list[str]] = {}
+        self.local: dict[str, list[_LocalVar]] = {}
+        self.sizes: dict[int, _Size] = {}
+        self.entries: dict[int, _EntrySize] = {}
+
+    # scopes ------------------------------------------------------------------------------------------
+    def _peek(self, name: str) -> _LocalVar | None:
+        stack = self.local.get(name)
+        return stack[-1] if stack else None
+
+    def _push(self, name: str, var: _LocalVar) -> None:
+        self.local.setdefault(name, []).append(var)
+
+    def _pop(self, name: str) -> None:
+        self.local[name].pop()
+
+    def _push_local(self, name: str, e: _Expr) -> None:
+        self._push(name, _LocalVar(self._path(e), self._size(e), self._entry(e)))
+
+    def _push_iter(self, name: str, rng: _Expr) -> None:
+        """pushIterSingle: list items or map keys, with the range's entry sizes when it has them."""
+        entry = self._entry(rng)
+        container = entry.container if entry is not None else rng.t[0]
+        if container == "list":
+            size, sub = (entry.val if entry is not None else None), "@items"
+        else:
+            size, sub = (entry.key if entry is not None else None), "@keys"
+        self._push(name, _LocalVar([*self._path(rng), sub], size, None))
+
+    # paths and sizes -------------------------------------------------------------------------------------
+    def _path(self, e: _Expr) -> list[str]:
+        if isinstance(e, _Ident):
+            var = self._peek(e.name)
+            if var is not None:
+                return list(var.path)
+        return list(self.paths.get(id(e), []))
+
+    def _size(self, e: _Expr) -> _Size | None:
+        """computeSize."""
+        hit = self.sizes.get(id(e))
+        if hit is not None:
+            return hit
+        size = _expr_size(e)
+        if size is not None:
+            return size
+        size = _device_size(self._path(e))
+        if size is not None:
+            self.sizes[id(e)] = size
+            return size
+        if e.t[0] in _SCALAR_KINDS:
+            return 1, 1
+        if isinstance(e, _Ident):
+            var = self._peek(e.name)
+            if var is not None and var.size is not None:
+                return var.size
+        return None
+
+    def _entry(self, e: _Expr) -> _EntrySize | None:
+        hit = self.entries.get(id(e))
+        if hit is not None:
+            return hit
+        if isinstance(e, _Ident):
+            var = self._peek(e.name)
+            if var is not None:
+                return var.entry
+        return None
+
+    def _copy_sizes(self, dst: _Expr, src: _Expr) -> None:
+        size, entry = self._size(src), self._entry(src)
+        if size is not None:
+            self.sizes[id(dst)] = size
+        if entry is not None:
+            self.entries[id(dst)] = entry
+
+    def _node(self, e: _Expr) -> _Node:
+        path: list[str] | None = self._path(e)
+        if path and path[0] in _ACCUMULATORS:
+            path = None
+        return _Node(path, e.t, e, self._size(e))
+
+    @staticmethod
+    def _known(node: _Node) -> _Size:
+        """sizeOrUnknown / library CostEstimator.sizeEstimate."""
+        if node.size is not None:
+            return node.size
+        return _device_size(node.path) or _UNKNOWN
+
+    # costs -----------------------------------------------------------------------------------------------
+    def cost(self, e: _Expr) -> int:
+        if isinstance(e, _Lit):
+            return 0
+        if isinstance(e, _Ident):
+            var = self._peek(e.name)
+            self.paths[id(e)] = list(var.path) if var is not None else [e.name]
+            return _SELECT_AND_IDENT_COST
+        if isinstance(e, _Select):
+            if e.test_only:
+                # Kubernetes' base environment: checker.PresenceTestHasCost(false).
+                return self.cost(e.operand)
+            total = self.cost(e.operand)
+            if e.operand.t[0] in ("map", "device"):
+                total = _sat(total + _SELECT_AND_IDENT_COST)
+            self.paths[id(e)] = [*self._path(e.operand), e.field]
+            return total
+        if isinstance(e, _Call):
+            return self._call(e)
+        if isinstance(e, _List):
+            total, item = 0, ((_U64, 0) if e.elems else (0, 0))
+            for x in e.elems:
+                total = _sat(total + self.cost(x))
+                item = _size_union(item, self._size(x) or _UNKNOWN)
+            self.entries[id(e)] = _EntrySize("list", (1, 1), item)
+            return _sat(total + _LIST_CREATE_BASE_COST)
+        if isinstance(e, _Map):
+            total = 0
+            keys, values = ((_U64, 0), (_U64, 0)) if e.entries else ((0, 0), (0, 0))
+            for k, v in e.entries:
+                total = _sat(total + self.cost(k) + self.cost(v))
+                keys = _size_union(keys, self._size(k) or _UNKNOWN)
+                values = _size_union(values, self._size(v) or _UNKNOWN)
+            self.entries[id(e)] = _EntrySize("map", keys, values)
+            return _sat(total + _MAP_CREATE_BASE_COST)
+        assert isinstance(e, _Comp)
+        return self._bind(e) if e.macro == "bind" else self._comprehension(e)
+
+    def _comprehension(self, e: _Comp) -> int:
+        total = _sat(self.cost(e.iter_range) + self.cost(e.accu_init))
+        self._push_local(e.accu_var, e.accu_init)
+        self._push_iter(e.iter_var, e.iter_range)
+        loop = self.cost(e.cond)
+        step = self.cost(e.step)
+        self._pop(e.iter_var)
+        total = _sat(total + self.cost(e.result))
+        self._pop(e.accu_var)
+        count = self._size(e.iter_range) or _UNKNOWN
+        total = _sat(total + _sat(count[1] * _sat(step + loop)))
+        if isinstance(e.accu_init, _Lit):
+            size = self._size(e.accu_init)
+            if size is not None:
+                self.sizes[id(e)] = size
+        elif isinstance(e.accu_init, (_List, _Map)):
+            self.sizes[id(e)] = count
+            entry = self._entry(e.step)
+            if entry is not None:
+                self.entries[id(e)] = entry
+        return total
+
+    def _bind(self, e: _Comp) -> int:
+        # Binds are lazily initialized: the cost of the empty range is kept.
+        total = _sat(self.cost(e.iter_range) + self.cost(e.accu_init))
+        self._push_local(e.accu_var, e.accu_init)
+        total = _sat(total + self.cost(e.result))
+        self._pop(e.accu_var)
+        self._copy_sizes(e, e.result)
+        return total
+
+    def _call(self, e: _Call) -> int:
+        if e.fn == "dyn" and e.args:
+            total = _sat(1 + self.cost(e.args[0]))
+            self._copy_sizes(e, e.args[0])
+            return total
+        arg_costs: list[int] = []
+        args: list[_Node] = []
+        for a in e.args:
+            arg_costs.append(self.cost(a))
+            args.append(self._node(a))
+        total = 0
+        target: _Node | None = None
+        if e.target is not None:
+            total = self.cost(e.target)
+            target = self._node(e.target)
+        fn_cost = 0
+        result: _Size | None = None
+        for ovl in e.overloads:
+            cost, size = self._function_cost(e, ovl, target, args, arg_costs)
+            fn_cost = max(fn_cost, cost)
+            if size is not None:
+                result = size if result is None else _size_union(result, size)
+            if ovl in ("index_list", "index_map") and e.args:
+                entry = self._entry(e.args[0])
+                result = entry.val if entry is not None else None
+                sub = "@items" if ovl == "index_list" else "@values"
+                self.paths[id(e)] = [*self._path(e.args[0]), sub]
+            if result is None:
+                result = self._size(e)
+        if result is not None:
+            self.sizes[id(e)] = result
+        return _sat(total + fn_cost)
+
+    def _function_cost(
+        self, e: _Call, ovl: str, target: _Node | None, args: list[_Node], arg_costs: list[int]
+    ) -> tuple[int, _Size | None]:
+        argsum = _sat(sum(arg_costs))
+        # ext/sets.go estimateSetsCost (an overload estimator, consulted first)
+        if ovl in _SETS_FACTORS and len(args) == 2:
+            product = _size_mul(self._known(args[0]), self._known(args[1]))
+            return _sat(_factor(product[1], _SETS_FACTORS[ovl]) + 1 + argsum), None
+        k8s = self._library_cost(e.fn, target, args)
+        if k8s is not None:
+            return _sat(k8s[0] + argsum), k8s[1]
+        traversal = _STRING_TRAVERSAL_COST_FACTOR
+        if ovl in ("starts_with_string", "ends_with_string") and len(args) == 1:
+            return _sat(_factor(self._known(args[0])[1], traversal) + argsum), None
+        if ovl == "in_list" and len(args) == 2:
+            return _sat(_factor(self._known(args[1])[1], 1) + argsum), None
+        if ovl == "matches_string" and target is not None and len(args) == 1:
+            text = _factor(_size_add(self._known(target), (1, 1))[1], traversal)
+            regex = _factor(self._known(args[0])[1], _REGEX_STRING_LENGTH_COST_FACTOR)
+            return _sat(_sat(text * regex) + argsum), None
+        if ovl == "contains_string" and target is not None and len(args) == 1:
+            text = _factor(self._known(target)[1], traversal)
+            sub = _factor(self._known(args[0])[1], traversal)
+            return _sat(_sat(text * sub) + argsum), None
+        if ovl in ("logical_or", "logical_and"):
+            return _sat(arg_costs[0] + arg_costs[1]), None
+        if ovl == "conditional" and len(args) == 3:
+            size = _size_union(self._known(args[1]), self._known(args[2]))
+            entry = _entry_union(self._entry(e.args[1]), self._entry(e.args[2]))
+            if entry is not None:
+                self.entries[id(e)] = entry
+            return _sat(arg_costs[0] + max(arg_costs[1], arg_costs[2])), size
+        if ovl in ("add_string", "add_bytes", "add_list") and len(args) == 2:
+            size = _size_add(self._known(args[0]), self._known(args[1]))
+            entry = _entry_union(self._entry(e.args[0]), self._entry(e.args[1]))
+            if entry is not None:
+                self.entries[id(e)] = entry
+            if ovl == "add_list":
+                return _sat(1 + argsum), size
+            return _sat(_factor(size[1], traversal) + argsum), size
+        if ovl in _ORDERING_OVERLOADS and len(args) == 2:
+            smallest = min(self._known(args[0])[1], self._known(args[1])[1])
+            return _sat(_factor(smallest, traversal) + argsum), None
+        if ovl in ("string_to_bytes", "bytes_to_string") and len(args) == 1:
+            size = self._known(args[0])
+            cost = _sat(_factor(size[1], traversal) + argsum)
+            if ovl == "string_to_bytes":
+                return cost, (size[0], _sat(size[1] * 4))
+            return cost, (size[0] // 4, size[1])
+        return _sat(1 + argsum), None
+
+    def _element(self, target: _Node) -> _Node | None:
+        """library CostEstimator.listElementNode."""
+        if len(target.t) < 2:
+            return None
+        path = [*target.path, "@items"] if target.path else None
+        return _Node(path, target.t[1], None, None)
+
+    def _library_cost(
+        self, fn: str, target: _Node | None, args: list[_Node]
+    ) -> tuple[int, _Size | None] | None:
+        """Kubernetes' CostEstimator.EstimateCallCost (apiserver/pkg/cel/library/cost.go)."""
+        known = self._known
+        traversal = _STRING_TRAVERSAL_COST_FACTOR
+        if fn in _LIST_FUNCTIONS and target is not None:
+            element = self._element(target)
+            if element is None:
+                return _factor(known(target)[1], traversal), None
+            per_element = 1
+            if element.t[0] in ("string", "bytes"):
+                per_element = _sat(per_element + _factor(known(element)[1], traversal))
+            return _sat(known(target)[1] * per_element), None
+        if fn in ("lowerAscii", "upperAscii", "substring", "trim") and target is not None:
+            size = known(target)
+            return _factor(size[1], traversal), size
+        if fn == "replace" and target is not None and len(args) >= 2:
+            return self._replace_cost(known(target), known(args[0]), known(args[1]))
+        if fn == "split" and target is not None:
+            size = known(target)
+            most = size[1]
+            if len(args) > 1 and isinstance(args[1].expr, _Lit) and args[1].expr.kind == "int":
+                most = int(args[1].expr.value) & _U64  # uint64(int64)
+            return _factor(size[1], 2 * traversal), (0, most)
+        if fn == "join" and target is not None:
+            length = known(target)
+            joined: _Size = (0, 0)
+            element = self._element(target)
+            if element is not None:
+                joined = _size_mul(length, known(element))
+            if args:
+                separators = (max(length[0] - 1, 0), max(length[1] - 1, 0))
+                joined = _size_add(joined, _size_mul(known(args[0]), separators))
+            return _factor(joined[1], traversal), joined
+        if fn in ("find", "findAll") and target is not None and args:
+            size = known(target)
+            text = _factor(_size_add(size, (1, 1))[1], traversal)
+            regex = _factor(known(args[0])[1], _REGEX_STRING_LENGTH_COST_FACTOR)
+            return _sat(text * regex), (0, size[1])
+        if fn in ("quantity", "isQuantity", "semver", "isSemver") and args:
+            return _factor(known(args[0])[1], traversal), None
+        if fn in _NOMINAL_FUNCTIONS:
+            return 1, None
+        if (
+            fn == "_==_"
+            and len(args) == 2
+            and args[0].t == args[1].t
+            and args[0].t[0] in ("quantity", "semver")
+        ):
+            return 1, None
+        return None
+
+    @staticmethod
+    def _replace_cost(size: _Size, old: _Size, new: _Size) -> tuple[int, _Size]:
+        def ceil_div(a: int, b: int) -> int:
+            return min(_U64, math.ceil(float(a) / float(b)))
+
+        if old[0] == 0:
+            count_max, kept_max = (size[1] + 1 if size[1] < _U64 else size[1]), size[1]
+        elif new[1] <= old[0]:
+            count_max, kept_max = 0, size[1]
+        else:
+            count_max, kept_max = ceil_div(size[1], old[0]), 0
+        if old[1] == 0:
+            count_min, kept_min = (size[0] + 1 if size[0] < _U64 else size[0]), size[0]
+        elif old[1] <= new[0]:
+            count_min, kept_min = 0, size[0]
+        else:
+            count_min, kept_min = ceil_div(size[0], old[1]), 0
+        result = _size_add(_size_mul((count_min, count_max), new), (kept_min, kept_max))
+        return _factor(size[1], 2 * _STRING_TRAVERSAL_COST_FACTOR), result
+
+
+# ----- evaluation with cel-go's runtime cost -------------------------------------------------------------
+#
+# The lowered expression is compiled into Python closures. Each step charges what cel-go's cost
+# tracker (interpreter/runtimecost.go, with Kubernetes' CostEstimator.CallCost and ext/sets.go's
+# trackers) charges for it: 1 per variable, field selection and index, 0 for constants, 10 for a list
+# and 30 for a map built at runtime (literals of constants are built once, as cel-go's OptOptimize
+# does), and per call the function's cost from its arguments' sizes. Calls are charged before they
+# run, so no string is built whose cost is already over the budget.
+
+_Fn = Callable[[CostTracker], Any]
+_TABLE: collections.ChainMap[str, Any] = collections.ChainMap(_FUNCTIONS, celpy.evaluation.base_functions)
+_RUNTIME_NAMES = {"@in": "_in_", "sets.contains": "contains", "sets.intersects": "intersects"}
+_RUNTIME_NAMES["sets.equivalent"] = "equivalent"
+_TRUE = ct.BoolType(True)
+_FALSE = ct.BoolType(False)
+_NO_OVERLOAD = CELEvalError("no such overload", TypeError, ())
+# cel-go overloads.IsTypeConversionFunction: with a constant argument, OptOptimize folds the call.
+_CONVERSIONS = frozenset(_CONVERSION_TYPES)
+_STR_OVERHEAD, _LIST_OVERHEAD, _MAP_OVERHEAD, _MAP_ENTRY = 49, 56, 64, 100
+
+
+class _Lazy:
+    """cel.bind's value before its first use (cel-go evaluates the init lazily)."""
+
+    __slots__ = ("f",)
+
+    def __init__(self, f: _Fn) -> None:
+        self.f = f
+
+
+def _int_fast_path(op: Callable[[int, int], int], name: str) -> Callable[[Any, Any], Any]:
+    """celpy's arithmetic, with int64 operands computed directly (celpy's IntType operators rebuild
+    their range-check wrapper on every call); out of range, celpy raises its overflow error."""
+    fallback = celpy.evaluation.base_functions[name]
+
+    def run(a: Any, b: Any) -> Any:
+        if type(a) is ct.IntType and type(b) is ct.IntType:
+            r = op(a, b)
+            if INT64_MIN <= r <= INT64_MAX:
+                return int.__new__(ct.IntType, r)
+        return fallback(a, b)
+
+    return run
+
+
+_FAST_FUNCTIONS: dict[str, Callable[[Any, Any], Any]] = {
+    "_+_": _int_fast_path(int.__add__, "_+_"),
+    "_-_": _int_fast_path(int.__sub__, "_-_"),
+    "_*_": _int_fast_path(int.__mul__, "_*_"),
+}
+
+
+def _invoke(func: Callable[..., Any], args: Sequence[Any]) -> Any:
+    """Call a CEL function, turning Python's exceptions into error values as celpy's evaluator does."""
+    try:
+        return func(*args)
+    except (TypeError, AttributeError) as ex:
+        return CELEvalError("no such overload", TypeError, ex.args)
+    except ZeroDivisionError as ex:
+        return CELEvalError("modulus or divide by zero", ZeroDivisionError, ex.args)
+    except (ValueError, OverflowError) as ex:
+        return CELEvalError("return error for overflow", ValueError, ex.args)
+    except KeyError as ex:
+        return CELEvalError("no such key", KeyError, ex.args)
+    except IndexError as ex:
+        return CELEvalError("invalid_argument", IndexError, ex.args)
+
+
+def _size_of(v: Any) -> int:
+    """interpreter actualSize: the size of strings, bytes, lists and maps, 1 for anything else."""
+    return len(v) if isinstance(v, (str, bytes, list, dict)) else 1
+
+
+def _ceil_traversal(n: int) -> int:
+    return math.ceil(float(n) * _STRING_TRAVERSAL_COST_FACTOR)
+
+
+def _traversal(v: Any) -> int:
+    """library traversalCost."""
+    if isinstance(v, (str, bytes)):
+        return int(float(len(v)) * _STRING_TRAVERSAL_COST_FACTOR)
+    if isinstance(v, list):
+        return sum(_traversal(x) for x in v)
+    if isinstance(v, dict):
+        return sum(_traversal(k) + _traversal(x) for k, x in v.items())
+    return 1
+
+
+def _regex_cost(text: Any, pattern: Any) -> int:
+    return math.ceil((1.0 + float(_size_of(text))) * _STRING_TRAVERSAL_COST_FACTOR) * math.ceil(
+        float(_size_of(pattern)) * _REGEX_STRING_LENGTH_COST_FACTOR
+    )
+
+
+def _ordering_cost(v: list[Any]) -> int:
+    return _ceil_traversal(min(_size_of(v[0]), _size_of(v[1])))
+
+
+def _equality_cost(v: list[Any]) -> int:
+    return _ceil_traversal(min(_size_of(v[0]), _size_of(v[1])))
+
+
+def _add_cost(v: list[Any]) -> int:
+    return _ceil_traversal(_size_of(v[0]) + _size_of(v[1]))
+
+
+def _sets_cost(factor: float) -> Callable[[list[Any]], int]:
+    def cost(v: list[Any]) -> int:
+        return 1 + int(float(_size_of(v[1]) * _size_of(v[2])) * factor)
+
+    return cost
+
+
+def _twice_traversal(v: list[Any]) -> int:
+    return math.ceil(float(_size_of(v[0])) * 2 * _STRING_TRAVERSAL_COST_FACTOR)
+
+
+def _join_cost(v: list[Any]) -> int:
+    length = _join_length(v)
+    # An error result (not a list of strings) has the size 1.
+    return 1 if length < 0 else math.ceil(float(length) * 2 * _STRING_TRAVERSAL_COST_FACTOR)
+
+
+# The runtime cost of a call from its arguments (the target first). By function name: Kubernetes'
+# CostEstimator.CallCost (library/cost.go), consulted first...
+_NAME_COSTS: dict[str, Callable[[list[Any]], int]] = {
+    "_==_": lambda v: 1 if isinstance(v[0], (Quantity, Semver)) else _equality_cost(v),
+    **dict.fromkeys(_LIST_FUNCTIONS, lambda v: _traversal(v[0])),
+    **dict.fromkeys(
+        ["lowerAscii", "upperAscii", "substring", "trim"], lambda v: _ceil_traversal(_size_of(v[0]))
+    ),
+    "replace": _twice_traversal,
+    "split": _twice_traversal,
+    "join": _join_cost,
+    "find": lambda v: _regex_cost(v[0], v[1]) if len(v) >= 2 else 1,
+    "findAll": lambda v: _regex_cost(v[0], v[1]) if len(v) >= 2 else 1,
+    **dict.fromkeys(
+        ["quantity", "isQuantity", "semver", "isSemver"],
+        lambda v: _ceil_traversal(_size_of(v[0])) if v else 1,
+    ),
+}
+# ... then by the overload the checker resolved (only when it resolved exactly one: with several, cel-go
+# dispatches at runtime under an empty overload id, which costs 1): interpreter/runtimecost.go costCall
+# and ext/sets.go's trackers. Anything else costs 1.
+_OVERLOAD_COSTS: dict[str, Callable[[list[Any]], int]] = {
+    "equals": _equality_cost,
+    "not_equals": _equality_cost,
+    **dict.fromkeys(_ORDERING_OVERLOADS - {"equals", "not_equals"}, _ordering_cost),
+    "add_string": _add_cost,
+    "add_bytes": _add_cost,
+    "in_list": lambda v: _size_of(v[1]),
+    "starts_with_string": lambda v: _ceil_traversal(_size_of(v[0])),
+    "ends_with_string": lambda v: _ceil_traversal(_size_of(v[0])),
+    "string_to_bytes": lambda v: _ceil_traversal(_size_of(v[0])),
+    "bytes_to_string": lambda v: _ceil_traversal(_size_of(v[0])),
+    "matches_string": lambda v: _regex_cost(v[0], v[1]),
+    "contains_string": lambda v: _ceil_traversal(_size_of(v[0])) * _ceil_traversal(_size_of(v[1])),
+    "list_sets_contains_list": _sets_cost(1.0),
+    "list_sets_intersects_list": _sets_cost(1.0),
+    "list_sets_equivalent_list": _sets_cost(2.0),
+}
+
+
+def _call_cost(e: _Call) -> Callable[[list[Any]], int] | None:
+    """How a call is charged at runtime; None: 1."""
+    if e.fn in _NAME_COSTS:
+        return _NAME_COSTS[e.fn]
+    if e.fn == "_!=_":
+        return _equality_cost
+    return _OVERLOAD_COSTS.get(e.overloads[0]) if len(e.overloads) == 1 else None
+
+
+def _units(v: Any) -> int:
+    """About how many bytes a new value takes (what MATERIALIZED_MAX counts)."""
+    if isinstance(v, (str, bytes)):
+        return _STR_OVERHEAD + len(v)
+    if isinstance(v, list):
+        return _LIST_OVERHEAD + 8 * len(v) + sum(_units(x) for x in v if isinstance(x, (str, bytes)))
+    if isinstance(v, dict):
+        return _MAP_OVERHEAD + _MAP_ENTRY * len(v)
+    return 0
+
+
+def _replace_length(v: list[Any]) -> int:
+    """The length of text.replace(old, new[, n]) before building it."""
+    text, old, new = v[0], v[1], v[2]
+    if not (isinstance(text, str) and isinstance(old, str) and isinstance(new, str)):
+        return 0
+    count = text.count(old) if old else len(text) + 1
+    if len(v) > 3 and isinstance(v[3], int) and v[3] >= 0:
+        count = min(count, int(v[3]))
+    return len(text) + count * (len(new) - len(old))
+
+
+def _join_length(v: list[Any]) -> int:
+    """The length of list.join(sep) before building it; -1 when it is an error."""
+    items, sep = v[0], (v[1] if len(v) > 1 else "")
+    if not isinstance(items, list) or not isinstance(sep, str) or not all(isinstance(x, str) for x in items):
+        return -1
+    return sum(len(x) for x in items) + len(sep) * max(len(items) - 1, 0)
+
+
+def _add_units(v: list[Any]) -> int:
+    a, b = v[0], v[1]
+    if isinstance(a, list) and isinstance(b, list):
+        return _LIST_OVERHEAD + 8 * (len(a) + len(b))
+    if (isinstance(a, str) and isinstance(b, str)) or (isinstance(a, bytes) and isinstance(b, bytes)):
+        return _STR_OVERHEAD + len(a) + len(b)
+    return 0
+
+
+# Values built by a call, counted before the call (their size follows from the arguments)...
+_UNITS_BEFORE: dict[str, Callable[[list[Any]], int]] = {
+    "_+_": _add_units,
+    "replace": lambda v: _STR_OVERHEAD + _replace_length(v),
+    "join": lambda v: _STR_OVERHEAD + max(_join_length(v), 0),
+}
+# ... and after it (no bigger than their arguments).
+_UNITS_AFTER = frozenset(
+    {"split", "findAll", "find", "lowerAscii", "upperAscii", "trim", "substring", "string"}
+)
+_UNITS_AFTER |= {"bytes", "charAt"}
+
+_GO_TYPES = {
+    ct.BoolType: "types.Bool",
+    ct.IntType: "types.Int",
+    ct.UintType: "types.Uint",
+    ct.DoubleType: "types.Double",
+    ct.StringType: "types.String",
+    ct.BytesType: "types.Bytes",
+    ct.DurationType: "types.Duration",
+    ct.TimestampType: "types.Timestamp",
+    Quantity: "cel.Quantity",
+    Semver: "cel.Semver",
+}
+
+
+def _range_items(v: Any) -> Any:
+    """A comprehension's range: list items, map keys, or cel-go's error for anything else."""
+    if isinstance(v, CELEvalError):
+        return v
+    if isinstance(v, list):
+        return v
+    if isinstance(v, dict):
+        return list(v)
+    name = "types.Null" if v is None else _GO_TYPES.get(type(v), type(v).__name__)
+    return _error(f"got '{name}', expected iterable type")
+
+
+def _select_field(m: Any, name: str) -> Any:
+    """Field selection as celpy's Evaluator.member_dot does it (a map's key)."""
+    if isinstance(m, ct.MessageType):
+        return m.get(name)
+    if isinstance(m, ct.MapType):
+        try:
+            return m[name]
+        except KeyError:
+            return CELEvalError(f"no such member in mapping: {name!r}", KeyError, None)
+    return CELEvalError(f"{m!r} with type: '{type(m)}' does not support field selection", TypeError, None)
+
+
+def _build_map(pairs: list[tuple[Any, Any]]) -> Any:
+    """celpy's Evaluator.mapinits (a duplicate key is an error), the first error element winning."""
+    for k, v in pairs:
+        for x in (k, v):
+            if isinstance(x, CELEvalError):
+                return x
+    result = ct.MapType()
+    try:
+        for k, v in pairs:
+            if k in result:
+                raise ValueError(f"Duplicate key {k!r}")
+            result[k] = v
+    except ValueError as ex:
+        return CELEvalError(ex.args[0], ValueError, ex.args)
+    except TypeError as ex:
+        return CELEvalError(ex.args[0] if ex.args else "no such overload", TypeError, ex.args)
+    return result
+
+
+def _is_false(v: Any) -> bool:
+    return isinstance(v, ct.BoolType) and not v
+
+
+def _is_true(v: Any) -> bool:
+    return isinstance(v, ct.BoolType) and bool(v)
+
+
+class _Gen:
+    """Compiles a lowered, type-checked expression into closures over a CostTracker (which carries the
+    variables and the frame of comprehension and cel.bind variables: one slot per comprehension)."""
+
+    def __init__(self) -> None:
+        self.slots = 0
+        self.consts: dict[int, Any] = {}
+
+    def const(self, e: _Expr, value: Any) -> _Fn:
+        self.consts[id(e)] = value
+        return lambda s: value
+
+    def gen(self, e: _Expr, scope: dict[str, tuple[int, bool]]) -> _Fn:
+        if isinstance(e, _Lit):
+            return self.const(e, e.value)
+        if isinstance(e, _Ident):
+            return self._ident(e.name, scope)
+        if isinstance(e, _Select):
+            return self._select(e, scope)
+        if isinstance(e, _List):
+            return self._list(e, scope)
+        if isinstance(e, _Map):
+            return self._map(e, scope)
+        if isinstance(e, _Comp):
+            return self._comprehension(e, scope)
+        assert isinstance(e, _Call)
+        return self._call(e, scope)
+
+    @staticmethod
+    def _ident(name: str, scope: dict[str, tuple[int, bool]]) -> _Fn:
+        if name in scope:
+            slot, lazy = scope[name]
+            if lazy:
+
+                def bound(s: CostTracker) -> Any:
+                    v = s.frame[slot]
+                    if type(v) is _Lazy:
+                        v = s.frame[slot] = v.f(s)
+                    s.charge(1)
+                    return v
+
+                return bound
+
+            def local(s: CostTracker) -> Any:
+                s.cost += 1
+                if s.cost > s.limit:
+                    raise _CostLimit()
+                return s.frame[slot]
+
+            return local
+        missing = CELEvalError(f"undeclared reference to '{name}'", KeyError, (name,))
+
+        def variable(s: CostTracker) -> Any:
+            s.charge(1)
+            return s.vars.get(name, missing)
+
+        return variable
+
+    def _select(self, e: _Select, scope: dict[str, tuple[int, bool]]) -> _Fn:
+        operand = self.gen(e.operand, scope)
+        name = e.field
+        if e.test_only:
+
+            def has(s: CostTracker) -> Any:
+                m = operand(s)
+                if isinstance(m, CELEvalError):
+                    return _FALSE
+                return ct.BoolType(not isinstance(_select_field(m, name), CELEvalError))
+
+            return has
+
+        def select(s: CostTracker) -> Any:
+            m = operand(s)
+            if isinstance(m, CELEvalError):
+                return m
+            s.charge(1)
+            return _select_field(m, name)
+
+        return select
+
+    def _list(self, e: _List, scope: dict[str, tuple[int, bool]]) -> _Fn:
+        items = [self.gen(x, scope) for x in e.elems]
+        if all(id(x) in self.consts for x in e.elems):
+            values = [self.consts[id(x)] for x in e.elems]
+            errors = [x for x in values if isinstance(x, CELEvalError)]
+            return self.const(e, errors[0] if errors else ct.ListType(values))
+        units = _LIST_OVERHEAD + 8 * len(items)
+
+        def make_list(s: CostTracker) -> Any:
+            out = []
+            for item in items:
+                v = item(s)
+                if isinstance(v, CELEvalError):
+                    s.charge(_LIST_CREATE_BASE_COST)
+                    return v
+                out.append(v)
+            s.charge(_LIST_CREATE_BASE_COST)
+            s.materialize(units)
+            return ct.ListType(out)
+
+        return make_list
+
+    def _map(self, e: _Map, scope: dict[str, tuple[int, bool]]) -> _Fn:
+        pairs = [(self.gen(k, scope), self.gen(v, scope)) for k, v in e.entries]
+        if all(id(k) in self.consts and id(v) in self.consts for k, v in e.entries):
+            return self.const(e, _build_map([(self.consts[id(k)], self.consts[id(v)]) for k, v in e.entries]))
+        units = _MAP_OVERHEAD + _MAP_ENTRY * len(pairs)
+
+        def make_map(s: CostTracker) -> Any:
+            values = [(k(s), v(s)) for k, v in pairs]
+            s.charge(_MAP_CREATE_BASE_COST)
+            s.materialize(units)
+            return _build_map(values)
+
+        return make_map
+
+    def _comprehension(self, e: _Comp, scope: dict[str, tuple[int, bool]]) -> _Fn:
+        slot = self.slots
+        self.slots += 1
+        if e.macro == "bind":
+            init = self.gen(e.accu_init, scope)
+            body = self.gen(e.result, {**scope, e.accu_var: (slot, True)})
+
+            def bind(s: CostTracker) -> Any:
+                # The range is an empty constant list: only the body runs, the init when first used.
+                s.frame[slot] = _Lazy(init)
+                return body(s)
+
+            return bind
+        rng = self.gen(e.iter_range, scope)
+        pred = self.gen(e.body, {**scope, e.iter_var: (slot, False)})
+        build = {
+            "all": _fold_all,
+            "exists": _fold_exists,
+            "exists_one": _fold_exists_one,
+            "map": _fold_map,
+            "filter": _fold_filter,
+        }
+        return build[e.macro](rng, pred, slot, id(e.body) in self.consts)
+
+    def _call(self, e: _Call, scope: dict[str, tuple[int, bool]]) -> _Fn:
+        fn = e.fn
+        args = [self.gen(a, scope) for a in e.args]
+        if fn in ("_&&_", "_||_"):
+            return _logical(fn == "_&&_", args[0], args[1])
+        if fn == "_?_:_":
+            return _conditional(args[0], args[1], args[2])
+        if fn == "!_":
+            return _not(args[0])
+        name = _RUNTIME_NAMES.get(fn, fn)
+        func = _FAST_FUNCTIONS.get(name) or _TABLE.get(name)
+        if e.target is None and len(e.args) == 1 and fn in _CONVERSIONS and id(e.args[0]) in self.consts:
+            arg = self.consts[id(e.args[0])]
+            if fn == "dyn" or isinstance(arg, CELEvalError):
+                return self.const(e, arg)
+            if func is not None:
+                return self.const(e, _invoke(func, [arg]))
+        if fn == "dyn":
+            only = args[0]
+
+            def dyn(s: CostTracker) -> Any:
+                v = only(s)
+                s.charge(1)
+                return v
+
+            return dyn
+        if func is None:
+            undeclared = CELEvalError(f"undeclared reference to '{name}'", KeyError, (name,))
+            return lambda s: undeclared
+        getters = list(args)
+        if e.target is not None:
+            getters.insert(0, self.gen(e.target, scope))
+        if fn.startswith("sets."):
+            getters.insert(0, lambda s: _SETS)
+        if fn == "_[_]":
+            return _index(func, getters[0], getters[1])
+        before = _UNITS_BEFORE.get(fn)
+        if fn == "_+_" and e.overloads == ("add_other",):
+            before = None  # numbers, durations, timestamps: nothing is built
+        return _generic_call(fn, func, getters, _call_cost(e), before)
+
+
+def _generic_call(
+    fn: str,
+    func: Callable[..., Any],
+    getters: list[_Fn],
+    cost: Callable[[list[Any]], int] | None,
+    before: Callable[[list[Any]], int] | None,
+) -> _Fn:
+    after = fn in _UNITS_AFTER
+    if cost is None and before is None and not after and len(getters) == 2:
+        first, second = getters
+
+        def call2(s: CostTracker) -> Any:
+            a = first(s)
+            b = second(s)
+            s.cost += 1
+            if s.cost > s.limit:
+                raise _CostLimit()
+            if isinstance(a, CELEvalError):
+                return a
+            if isinstance(b, CELEvalError):
+                return b
+            return _invoke(func, (a, b))
+
+        return call2
+
+    def call(s: CostTracker) -> Any:
+        values = [g(s) for g in getters]
+        s.charge(cost(values) if cost is not None else 1)
+        for v in values:
+            if isinstance(v, CELEvalError):
+                return v
+        if before is not None:
+            s.materialize(before(values))
+        result = _invoke(func, values)
+        if after:
+            s.materialize(_units(result))
+        return result
+
+    return call
+
+
+def _index(func: Callable[..., Any], operand: _Fn, key: _Fn) -> _Fn:
+    def index(s: CostTracker) -> Any:
+        m = operand(s)
+        if isinstance(m, CELEvalError):
+            return m
+        k = key(s)
+        s.charge(1)
+        if isinstance(k, CELEvalError):
+            return k
+        return _invoke(func, [m, k])
+
+    return index
+
+
+def _logical(is_and: bool, left: _Fn, right: _Fn) -> _Fn:
+    """cel-go evalAnd / evalOr: short-circuits, else the first error (or no such overload)."""
+    stop = _is_false if is_and else _is_true
+
+    def logical(s: CostTracker) -> Any:
+        a = left(s)
+        if stop(a):
+            return a
+        b = right(s)
+        if stop(b):
+            return b
+        for v in (a, b):
+            if isinstance(v, CELEvalError):
+                return v
+            if not isinstance(v, ct.BoolType):
+                return _NO_OVERLOAD
+        return _TRUE if is_and else _FALSE
+
+    return logical
+
+
+def _conditional(cond: _Fn, yes: _Fn, no: _Fn) -> _Fn:
+    def conditional(s: CostTracker) -> Any:
+        c = cond(s)
+        if isinstance(c, ct.BoolType):
+            return yes(s) if c else no(s)
+        return c if isinstance(c, CELEvalError) else _NO_OVERLOAD
+
+    return conditional
+
+
+def _not(arg: _Fn) -> _Fn:
+    def negate(s: CostTracker) -> Any:
+        v = arg(s)
+        s.charge(1)
+        if isinstance(v, ct.BoolType):
+            return ct.BoolType(not v)
+        return v if isinstance(v, CELEvalError) else _NO_OVERLOAD
+
+    return negate
+
+
+def _fold_all(rng: _Fn, pred: _Fn, slot: int, _const: bool) -> _Fn:
+    """all(): per element @not_strictly_false(@result) (2) and @result && pred (1 + pred), the result
+    (1); stops once the result is false."""
+
+    def all_(s: CostTracker) -> Any:
+        items = _range_items(rng(s))
+        if isinstance(items, CELEvalError):
+            return items
+        frame = s.frame
+        accu: Any = _TRUE
+        for x in items:
+            s.charge(2)
+            if _is_false(accu):
+                break
+            frame[slot] = x
+            v = pred(s)
+            s.charge(1)
+            if _is_false(v):
+                accu = _FALSE
+            elif not isinstance(accu, CELEvalError):
+                accu = v if isinstance(v, (CELEvalError, ct.BoolType)) else _NO_OVERLOAD
+        s.charge(1)
+        return accu
+
+    return all_
+
+
+def _fold_exists(rng: _Fn, pred: _Fn, slot: int, _const: bool) -> _Fn:
+    """exists(): per element @not_strictly_false(!@result) (3) and @result || pred (1 + pred)."""
+
+    def exists(s: CostTracker) -> Any:
+        items = _range_items(rng(s))
+        if isinstance(items, CELEvalError):
+            return items
+        frame = s.frame
+        accu: Any = _FALSE
+        for x in items:
+            s.charge(3)
+            if _is_true(accu):
+                break
+            frame[slot] = x
+            v = pred(s)
+            s.charge(1)
+            if _is_true(v):
+                accu = _TRUE
+            elif not isinstance(accu, CELEvalError):
+                accu = v if isinstance(v, (CELEvalError, ct.BoolType)) else _NO_OVERLOAD
+        s.charge(1)
+        return accu
+
+    return exists
+
+
+def _fold_exists_one(rng: _Fn, pred: _Fn, slot: int, _const: bool) -> _Fn:
+    """exists_one(): per element pred ? @result + 1 (2) : @result (1); the result @result == 1 (2)."""
+
+    def exists_one(s: CostTracker) -> Any:
+        items = _range_items(rng(s))
+        if isinstance(items, CELEvalError):
+            return items
+        frame = s.frame
+        accu: Any = 0
+        for x in items:
+            frame[slot] = x
+            v = pred(s)
+            if isinstance(v, CELEvalError):
+                accu = v
+            elif not isinstance(v, ct.BoolType):
+                accu = _NO_OVERLOAD
+            elif v:
+                s.charge(2)
+                if not isinstance(accu, CELEvalError):
+                    accu += 1
+            else:
+                s.charge(1)
+        s.charge(2)
+        return accu if isinstance(accu, CELEvalError) else ct.BoolType(accu == 1)
+
+    return exists_one
+
+
+def _fold_map(rng: _Fn, fn: _Fn, slot: int, const: bool) -> _Fn:
+    """map(): per element @result + [fn] (1 + 10 for the list unless fn is a constant + 1 + fn)."""
+    step = 2 if const else 2 + _LIST_CREATE_BASE_COST
+
+    def map_(s: CostTracker) -> Any:
+        items = _range_items(rng(s))
+        if isinstance(items, CELEvalError):
+            return items
+        frame = s.frame
+        out: list[Any] = []
+        error = None
+        for x in items:
+            frame[slot] = x
+            v = fn(s)
+            s.charge(step)
+            if error is None:
+                if isinstance(v, CELEvalError):
+                    error = v
+                else:
+                    s.materialize(8)
+                    out.append(v)
+        s.charge(1)
+        if error is not None:
+            return error
+        s.materialize(_LIST_OVERHEAD)
+        return ct.ListType(out)
+
+    return map_
+
+
+def _fold_filter(rng: _Fn, pred: _Fn, slot: int, _const: bool) -> _Fn:
+    """filter(): per element pred ? @result + [x] (1 + 1 + 10 + 1) : @result (1)."""
+
+    def filter_(s: CostTracker) -> Any:
+        items = _range_items(rng(s))
+        if isinstance(items, CELEvalError):
+            return items
+        frame = s.frame
+        out: list[Any] = []
+        error: Any = None
+        for x in items:
+            frame[slot] = x
+            v = pred(s)
+            if isinstance(v, CELEvalError):
+                error = v
+            elif not isinstance(v, ct.BoolType):
+                error = _NO_OVERLOAD
+            elif v:
+                s.charge(3 + _LIST_CREATE_BASE_COST)
+                if error is None:
+                    s.materialize(8)
+                    out.append(x)
+            else:
+                s.charge(1)
+        s.charge(1)
+        if error is not None:
+            return error
+        s.materialize(_LIST_OVERHEAD)
+        return ct.ListType(out)
+
+    return filter_
 
 
 # ----- programs ------------------------------------------------------------------------------------
@@ -1018,39 +2793,59 @@ def _runtime_message(exc: CELEvalError) -> str:
     return text
 
 
-@dataclass
 class Program:
-    expression: str
-    runner: Any
+    """A compiled selector: ``max_cost`` is cel-go's estimate of its worst-case cost (compile.go
+    CompilationResult.MaxCost), ``evaluate`` runs it under the runtime cost limit."""
 
-    def evaluate(self, env: Mapping[str, Any]) -> bool:
-        """The selector's verdict for one device; CelError for a runtime error or a non-bool result."""
+    def __init__(self, expression: str, root: _Fn, slots: int, max_cost: int) -> None:
+        self.expression = expression
+        self.max_cost = max_cost
+        self._root = root
+        self._slots = slots
+
+    def evaluate(self, env: Mapping[str, Any], tracker: CostTracker | None = None) -> bool:
+        """The selector's verdict for one device; CelError for a runtime error (COST_LIMIT_EXCEEDED once
+        the cost passes the tracker's limit, CEL_SELECTOR_EXPRESSION_MAX_COST by default) or a non-bool
+        result."""
+        t = tracker if tracker is not None else CostTracker()
+        t.frame = [None] * self._slots
+        t.vars = env
         try:
-            v = self.runner.evaluate(dict(env))
-        except CELEvalError as exc:
-            raise CelError(_runtime_message(exc)) from None
+            v = self._root(t)
+        except _CostLimit:
+            raise CelError(COST_LIMIT_EXCEEDED) from None
         except RecursionError:
             raise CelError("expression too deeply nested") from None
+        finally:
+            t.frame = []
         if isinstance(v, CELEvalError):
             raise CelError(_runtime_message(v))
         if not _is_bool(v):
-            t = _type_name(v)
+            t_name = _type_name(v)
             # compile.go wraps the value's ConvertToNative error (cel-go's wording per type).
             why = {
                 "string": ": unsupported native conversion from string to 'bool'",
                 "int": ": unsupported type conversion from 'int' to bool",
                 "uint": ": unsupported type conversion from 'uint' to bool",
                 "double": ": type conversion error from Double to 'bool'",
-            }.get(t, "")
-            raise CelError(f"CEL result of type {t} could not be converted to bool{why}")
+            }.get(t_name, "")
+            raise CelError(f"CEL result of type {t_name} could not be converted to bool{why}")
         return bool(v)
 
 
 _CACHE: dict[str, Program | CelCompileError | CelUnsupported] = {}
 
 
-def compile_selector(expression: str) -> Program:
-    """Compile a device selector; raises CelCompileError or CelUnsupported."""
+def compile_selector(expression: str, *, validate: bool = False) -> Program:
+    """Compile a device selector; raises CelCompileError or CelUnsupported. The program is what
+    kube-scheduler's cache compiles (cel.Cache GetOrCompile: no cost estimate, the runtime limit only).
+
+    ``validate`` adds the limits the API server checks when the selector is stored
+    (validation.go validateCELSelector), raising CelRefused: an expression longer than
+    CEL_SELECTOR_EXPRESSION_MAX_LENGTH bytes (before compiling it), or one whose estimated cost is over
+    CEL_SELECTOR_EXPRESSION_MAX_COST."""
+    if validate and len(expression.encode("utf-8", "surrogatepass")) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
+        raise CelRefused(TOO_LONG)
     hit = _CACHE.get(expression)
     if hit is None:
         try:
@@ -1060,6 +2855,8 @@ def compile_selector(expression: str) -> Program:
         _CACHE[expression] = hit
     if isinstance(hit, Exception):
         raise hit
+    if validate and hit.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST:
+        raise CelRefused(TOO_COMPLEX)
     return hit
 
 
@@ -1068,18 +2865,25 @@ def _compile(expression: str) -> Program:
         raise CelUnsupported("optional field selection")
     env = _environment()
     try:
-        text = _rewrite_bind(expression, env)
-        tree = env.compile(text)
+        tree = env.compile(expression)
     except CELParseError as exc:
         first = str(exc.args[0] if exc.args else exc).strip().splitlines()
         raise CelCompileError("Syntax error: " + " ".join(x.strip() for x in first if x.strip())) from None
     except lark.exceptions.LarkError as exc:
         raise CelCompileError(f"Syntax error: {exc}") from None
-    _check(tree, _VARIABLES)
-    result = _static_type(tree)
-    if result is not None and result != "bool":
-        raise CelCompileError(f"must evaluate to bool or the unknown type, not {result}", stage="")
-    return Program(expression, env.program(tree, functions=_FUNCTIONS))
+    try:
+        _check(tree, _VARIABLES)
+        result = _static_type(tree)
+        if result is not None and result != "bool":
+            raise CelCompileError(f"must evaluate to bool or the unknown type, not {result}", stage="")
+        expr = _Lower().lower(tree, frozenset())
+        _typecheck(expr, {})
+        max_cost = _Coster().cost(expr)
+        gen = _Gen()
+        root = gen.gen(expr, {})
+    except RecursionError:
+        raise CelCompileError("expression too deeply nested") from None
+    return Program(expression, root, gen.slots, max_cost)
 
 
 _LITERAL_TYPES = {

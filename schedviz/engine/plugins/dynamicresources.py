@@ -16,9 +16,14 @@ claims' status or by claims in flight between Reserve and PreBind), and matchAtt
 constraints. Reserve puts the allocation in flight (later cycles see those devices as taken);
 PreBind writes it into the claim, as the API update would. Selectors are CEL, evaluated by _cel.py
 (cel-python with Kubernetes' CEL libraries); a selector's outcome depends only on the device's
-driver, attributes and capacity and is kept for the replay. Stage details (docs/trace-format.md)
-show the devices each node offered and why the allocator passed over them, and the allocations at
-Reserve, PreBind and PostFilter.
+driver, attributes and capacity and is kept for the replay. A selector the API server would not
+have stored (validation.go: longer than CELSelectorExpressionMaxLength, or an estimated cost over
+CELSelectorExpressionMaxCost, "Forbidden: too complex, exceeds cost limit") is an input error naming
+the DeviceClass or ResourceClaim and the selector's field; every evaluation runs under the runtime
+cost limit kube-scheduler applies (the same CELSelectorExpressionMaxCost), past which the
+allocator's error is "... CEL runtime error: operation cancelled: actual cost limit exceeded".
+Stage details (docs/trace-format.md) show the devices each node offered and why the allocator
+passed over them, and the allocations at Reserve, PreBind and PostFilter.
 
 Not modelled: the Filter timeout, partitionable devices (counters), device taints, binding
 conditions, consumable capacity and DRA extended resources (their gates are off by default), and
@@ -237,6 +242,8 @@ class _Request:
     admin_access: bool
     has_admin_access: bool
     selectors: list[str]
+    # Where the selectors are in the claim (for errors naming one of them).
+    selectors_field: str = "spec.devices.requests"
 
 
 @dataclass
@@ -268,6 +275,7 @@ def _parse_request(raw: JSON, name: str, ident: str, fld: str) -> _Request:
         admin_access=admin is True,
         has_admin_access=admin is not None,
         selectors=selectors,
+        selectors_field=f"{fld}.selectors",
     )
 
 
@@ -631,7 +639,7 @@ class Allocator:
                 if not self._match(cls_sel, s, d, f"class {cname}", rd.class_raw, "spec.selectors"):
                     return f"does not match DeviceClass {cname}"
             if not self._match(
-                rd.request.selectors, s, d, f"claim {claim_ref(claim)}", claim, "spec.devices.requests"
+                rd.request.selectors, s, d, f"claim {claim_ref(claim)}", claim, rd.request.selectors_field
             ):
                 return "does not match the request's selectors"
         except _AllocError as exc:
@@ -664,7 +672,7 @@ class Allocator:
             )
         if ok:
             ok = self._match(
-                rd.request.selectors, s, d, f"claim {claim_ref(claim)}", claim, "spec.devices.requests"
+                rd.request.selectors, s, d, f"claim {claim_ref(claim)}", claim, rd.request.selectors_field
             )
         if ok and s.per_device:
             ok = _node_matches(
@@ -680,10 +688,17 @@ class Allocator:
             if not expr:
                 raise _AllocError(f"{who}: selector #{i}: CEL expression empty (unsupported selector type?)")
             try:
-                program = _cel.compile_selector(expr)
-            except _cel.CelUnsupported as exc:
+                # The limits the API server applies when it stores the selector (length, estimated
+                # cost), then kube-scheduler's runtime cost limit for each evaluation.
+                program = _cel.compile_selector(expr, validate=True)
+            except (_cel.CelUnsupported, _cel.CelRefused) as exc:
                 kind = "DeviceClass" if who.startswith("class ") else "ResourceClaim"
                 name = st.name_of(obj) if kind == "DeviceClass" else claim_ref(obj)
+                if isinstance(exc, _cel.CelRefused):
+                    # validation.go: the object would not have been admitted.
+                    raise InputError(
+                        str(exc), obj=f"{kind} {name}", field=f"{fld}[{i}].cel.expression"
+                    ) from None
                 raise InputError(
                     f"CEL expression {expr!r} uses {exc}, which SchedViz does not evaluate",
                     obj=f"{kind} {name}",
