@@ -32,6 +32,13 @@ class Owned(models.Model):
     class Meta:
         abstract = True
 
+    @classmethod
+    def visible_to(cls, user: Any) -> models.QuerySet[Any]:
+        """The objects of this kind ``user`` may read: the ownership rule (``ownership.visible``)."""
+        from .ownership import visible
+
+        return visible(cls._default_manager.all(), user)
+
 
 def hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()

@@ -3,7 +3,7 @@
 Every operation lists, besides its own answers, the errors it can give in the one error shape
 (``ErrorSerializer``): 401 always (every endpoint needs authentication), 429 always (every request
 is throttled), 503 always (the database cannot be reached), 404 when the path names an object or a paginated list's page is past the end, 400 when the operation takes a body or query
-parameters, 415 when it takes a body. Endpoint-specific errors (403, 409, 422) are declared on the views with ``extend_schema``.
+parameters, 415 when it takes a body. Endpoint-specific errors (403, 409, 422) are declared on the apps' views with ``extend_schema``.
 """
 
 from __future__ import annotations
@@ -41,6 +41,13 @@ NODE_PAGE_PARAMETERS = [
 
 def error(description: str) -> OpenApiResponse:
     return OpenApiResponse(ErrorSerializer, description=description)
+
+
+# errors several apps' endpoints document
+FORBIDDEN = error("You can read this object (it is shared with your team) but only its owner can change it.")
+THROTTLED_UPLOAD = error(
+    "Too many uploads (the `uploads` throttle scope); `Retry-After` says when to try again."
+)
 
 
 class SchedVizAutoSchema(AutoSchema):

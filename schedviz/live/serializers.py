@@ -7,12 +7,9 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from schedviz.api.serializers import (
-    CycleDetailSerializer,
-    ExplanationSerializer,
-    SnapshotSerializer,
-    TeamField,
-)
+from schedviz.accounts.serializers import TeamField
+from schedviz.ingestion.serializers import SnapshotSerializer
+from schedviz.replays.serializers import CycleDetailSerializer, ExplanationSerializer
 
 from . import services
 from .models import LiveCluster, LiveCycle, LiveSnapshotRequest

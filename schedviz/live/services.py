@@ -497,16 +497,10 @@ def store_outcome(cluster_id: Any, outcome: Outcome) -> LiveCycle | None:
 
 
 def publish(cluster_id: Any, message: dict[str, Any]) -> None:
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
+    """A wake-up for the cluster's websockets (best effort: they also poll the database)."""
+    from schedviz.streaming.publish import send
 
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        async_to_sync(layer.group_send)(group(cluster_id), message)
-    except Exception:  # streaming is best effort; consumers also poll the database
-        log.warning("could not publish to the channel layer", exc_info=True)
+    send(group(cluster_id), message)
 
 
 def group(cluster_id: Any) -> str:

@@ -15,9 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from schedviz.api.errors import ApiError
-from schedviz.api.schema import NODE_PAGE_PARAMETERS, error
+from schedviz.api.schema import FORBIDDEN, NODE_PAGE_PARAMETERS, error
 from schedviz.api.throttling import ScopedRateThrottle
-from schedviz.api.views import FORBIDDEN, OwnedViewSet, _choice, _field_error, _user
+from schedviz.api.viewsets import OwnedViewSet, choice, field_error, request_user
 from schedviz.cycles.pages import NodeQuery, cycle_page
 
 from . import serializers as s
@@ -80,7 +80,7 @@ class LiveClusterViewSet(
         """Add a cluster to watch, from an uploaded kubeconfig (one context), a kubeconfig on the server,
         or SchedViz's in-cluster ServiceAccount. It is reached (and its ConfigMap read) before it is saved
         unless `verify` is false; the credentials are stored encrypted."""
-        form = s.LiveClusterWriteSerializer(data=request.data, context={"user": _user(request)})
+        form = s.LiveClusterWriteSerializer(data=request.data, context={"user": request_user(request)})
         form.is_valid(raise_exception=True)
         d = form.validated_data
         if not d.get("source"):
@@ -92,7 +92,7 @@ class LiveClusterViewSet(
         config_text = _read_text(d, "config_file", "config")
         try:
             cluster = services.create_cluster(
-                _user(request),
+                request_user(request),
                 name=d.get("name", ""),
                 credentials=services.Credentials(
                     d["source"],
@@ -127,7 +127,7 @@ class LiveClusterViewSet(
         its configuration (config_source and the fields it needs). The worker restarts its watch when
         credentials, configuration or all_nodes change."""
         cluster = self.get_object()
-        form = s.LiveClusterWriteSerializer(data=request.data, context={"user": _user(request)})
+        form = s.LiveClusterWriteSerializer(data=request.data, context={"user": request_user(request)})
         form.is_valid(raise_exception=True)
         d = form.validated_data
         changes: dict[str, Any] = {k: d[k] for k in ("name", "enabled", "all_nodes") if k in d}
@@ -244,8 +244,8 @@ class LiveClusterViewSet(
         qs = LiveCycle.objects.filter(cluster=cluster).defer("payload", "explanation").order_by("seq")
         params = request.query_params
         for name, value in (
-            ("agreement", _choice(request, "agreement", AGREEMENTS)),
-            ("trigger", _choice(request, "trigger", ("bound", "failed"))),
+            ("agreement", choice(request, "agreement", AGREEMENTS)),
+            ("trigger", choice(request, "trigger", ("bound", "failed"))),
         ):
             if value:
                 qs = qs.filter(**{name: value})
@@ -262,7 +262,7 @@ class LiveClusterViewSet(
             try:
                 qs = qs.filter(seq__gt=int(params["after"]))
             except ValueError:
-                raise _field_error("after: must be an integer") from None
+                raise field_error("after: must be an integer") from None
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(s.LiveCycleSerializer(page, many=True).data)
 
@@ -296,11 +296,11 @@ class LiveClusterViewSet(
         try:
             q = NodeQuery.from_params(request.query_params)
         except ValueError as exc:
-            raise _field_error(str(exc)) from None
+            raise field_error(str(exc)) from None
         rec, reasons = row.decoded()
         if q.plugin and q.plugin not in rec.filter_plugin_names:
             names = ", ".join(rec.filter_plugin_names) or "none"
-            raise _field_error(f"plugin: {q.plugin[:60]!r} is not a filter plugin of this cycle ({names})")
+            raise field_error(f"plugin: {q.plugin[:60]!r} is not a filter plugin of this cycle ({names})")
         return Response({**cycle_page(rec, reasons, row.node_names(), q), "live": live})
 
     @extend_schema(
@@ -354,7 +354,7 @@ class LiveClusterViewSet(
         try:
             body = services.cycle_explanation(row, stored, request.query_params.getlist("node"))
         except services.LiveError as exc:
-            raise _field_error(str(exc)) from None
+            raise field_error(str(exc)) from None
         return Response({**body, "live": live})
 
     @extend_schema(responses=s.DivergencesSerializer)
@@ -393,7 +393,7 @@ class LiveClusterViewSet(
         form = s.SnapshotRequestCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         try:
-            req = services.request_snapshot(cluster, _user(request), form.validated_data.get("name", ""))
+            req = services.request_snapshot(cluster, request_user(request), form.validated_data.get("name", ""))
         except services.LiveError as exc:
             raise _live_error(exc) from None
         req = services.wait_snapshot(req, form.validated_data.get("wait", 10.0))
@@ -414,8 +414,8 @@ class LiveClusterViewSet(
         try:
             rid = uuid.UUID(request_id)
         except ValueError:
-            raise _field_error(f"request_id: must be a UUID, got {request_id[:40]!r}") from None
-        req = LiveSnapshotRequest.objects.filter(cluster=cluster, requested_by=_user(request), pk=rid).first()
+            raise field_error(f"request_id: must be a UUID, got {request_id[:40]!r}") from None
+        req = LiveSnapshotRequest.objects.filter(cluster=cluster, requested_by=request_user(request), pk=rid).first()
         if req is None:
             raise ApiError(
                 f"no snapshot request {request_id} of yours for this cluster",

@@ -30,3 +30,7 @@ class ReplaysConfig(AppConfig):
         from . import runner
 
         runner.progress_listeners.append(metrics.count_stored_cycles)
+        # wake-ups for the replays' websockets
+        from . import publish
+
+        publish.connect()

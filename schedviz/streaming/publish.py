@@ -1,4 +1,5 @@
-"""Wake-ups on the channel layer: the worker tells every consumer of a replay that cycles were stored."""
+"""Wake-ups on the channel layer, best effort: a worker tells every consumer in a group that something
+was stored (the database is the source of truth; consumers also poll it)."""
 
 from __future__ import annotations
 
@@ -11,32 +12,11 @@ from channels.layers import get_channel_layer
 log = logging.getLogger(__name__)
 
 
-def group(replay_id: Any) -> str:
-    return f"replay-{replay_id}"
-
-
-def _send(replay_id: Any, message: dict[str, Any]) -> None:
+def send(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
     try:
-        async_to_sync(layer.group_send)(group(replay_id), message)
+        async_to_sync(layer.group_send)(group, message)
     except Exception:  # streaming is best effort; consumers also poll the database
         log.warning("could not publish to the channel layer", exc_info=True)
-
-
-def on_progress(replay: Any, done: int) -> None:
-    _send(replay.pk, {"type": "replay.progress", "attempt": replay.attempt, "done": done})
-
-
-def on_status(replay: Any) -> None:
-    _send(replay.pk, {"type": "replay.status", "attempt": replay.attempt, "status": replay.status})
-
-
-def connect() -> None:
-    from schedviz.replays import runner
-
-    if on_progress not in runner.progress_listeners:
-        runner.progress_listeners.append(on_progress)
-    if on_status not in runner.status_listeners:
-        runner.status_listeners.append(on_status)

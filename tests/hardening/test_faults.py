@@ -62,7 +62,7 @@ def figures(name: str, **values: Any) -> None:
 @pytest.mark.django_db
 def test_database_error_in_an_api_view_is_a_503_json(api: APIClient) -> None:
     with mock.patch(
-        "schedviz.api.views.SnapshotViewSet.list", side_effect=OperationalError("connection refused")
+        "schedviz.ingestion.views.SnapshotViewSet.list", side_effect=OperationalError("connection refused")
     ):
         r = api.get("/api/v1/snapshots/")
     assert r.status_code == 503 and r["Retry-After"] == "5"

@@ -163,7 +163,7 @@ def delete_replay(rid: str) -> None:
 
 
 async def test_a_replay_deleted_while_streamed_ends_its_streams() -> None:
-    from schedviz.streaming import consumers
+    from schedviz.replays import consumers
 
     rid, token = await make_replay()
     comm = WebsocketCommunicator(application, f"/ws/replays/{rid}/?token={token}&mode=playback")

@@ -1,5 +1,5 @@
-// JSON shapes of the SchedViz REST API (schedviz/api/serializers.py, cycles/pages.py,
-// ingestion/summary.py, reports.py compare_traces, engine/explain.py Explanation.to_dict()).
+// JSON shapes of the SchedViz REST API (schedviz/<app>/serializers.py, cycles/pages.py,
+// ingestion/summary.py, reports/build.py compare_traces, engine/explain.py Explanation.to_dict()).
 
 export interface Page<T> {
   count: number;

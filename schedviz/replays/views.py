@@ -1,55 +1,43 @@
-"""API views: parse the request, apply the ownership rule, delegate to the domain modules."""
+"""The configurations, replays and reports endpoints (``/api/v1/configurations/``, ``/replays/``,
+``/reports/``): parse the request, apply the ownership rule, delegate to the domain modules."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.db.models import QuerySet
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.generics import get_object_or_404
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from schedviz.accounts.models import ApiToken
 from schedviz.accounts.ownership import visible
+from schedviz.api.errors import ApiError
+from schedviz.api.schema import FORBIDDEN, NODE_PAGE_PARAMETERS, THROTTLED_UPLOAD, error
 from schedviz.api.throttling import ScopedRateThrottle
+from schedviz.api.viewsets import OwnedViewSet, choice, field_error, request_user
 from schedviz.cycles.pages import NodeQuery, cycle_page
 from schedviz.engine.errors import ConfigError, InputError
 from schedviz.engine.trace import RESULTS
 from schedviz.ingestion.models import Snapshot
 from schedviz.ingestion.parsing import UploadError
 from schedviz.ingestion.services import create_snapshot, validate_config_text
-from schedviz.replays import services as replay_services
-from schedviz.replays.models import Configuration, Cycle, Replay, Report
+from schedviz.ingestion.views import upload_error
 
 from . import serializers as s
-from .errors import ApiError
-from .schema import NODE_PAGE_PARAMETERS, SchedVizAutoSchema, error
+from . import services as replay_services
+from .models import Configuration, Cycle, Replay, Report
 
 # rest_framework.generics.get_object_or_404 answers 404 for a malformed id too (not a 500)
 
-FORBIDDEN = error("You can read this object (it is shared with your team) but only its owner can change it.")
 INVALID_CONFIG = (
     "an invalid KubeSchedulerConfiguration (`invalid_config`: `details.problems` lists the problems)"
 )
-THROTTLED_UPLOAD = error(
-    "Too many uploads (the `uploads` throttle scope); `Retry-After` says when to try again."
-)
-
-
-def _user(request: Request) -> Any:
-    """The authenticated user (every view here requires authentication)."""
-    return request.user
-
-
-def _upload_error(exc: UploadError) -> ApiError:
-    return ApiError(str(exc), code="invalid_upload", details=exc.as_dicts())
 
 
 def _config_error(exc: ConfigError | InputError) -> ApiError:
@@ -57,179 +45,6 @@ def _config_error(exc: ConfigError | InputError) -> ApiError:
     return ApiError(
         "invalid KubeSchedulerConfiguration", code="invalid_config", details={"problems": problems}
     )
-
-
-def _field_error(message: str) -> ApiError:
-    """A 400 for a message of the form "field: problem", with ``details`` naming the field."""
-    field, sep, problem = message.partition(": ")
-    details = {field: [problem]} if sep and field.isidentifier() else None
-    return ApiError(message, code="invalid", details=details)
-
-
-def _choice(request: Request, name: str, choices: tuple[str, ...] | list[str]) -> str:
-    """The query parameter ``name`` ("" when absent); 400 naming it when it is not one of ``choices``."""
-    value = request.query_params.get(name, "")
-    if value and value not in choices:
-        problem = f"must be one of {', '.join(choices)}"
-        raise ApiError(f"{name}: {problem}, got {value[:40]!r}", code="invalid", details={name: [problem]})
-    return value
-
-
-class BaseViewSet(viewsets.GenericViewSet):  # type: ignore[type-arg]
-    schema = SchedVizAutoSchema()
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        for name, values in request.query_params.lists():
-            if any("\x00" in v for v in values):  # PostgreSQL refuses NUL in text: 400 here, not 500 there
-                raise ApiError(
-                    f"{name}: must not contain NUL characters",
-                    code="invalid",
-                    details={name: ["must not contain NUL characters"]},
-                )
-
-
-class OwnedViewSet(BaseViewSet):
-    """Every object comes through the ownership rule: other users' ids are 404.
-
-    Members of an object's team read it; only its owner changes it (``owner_actions``: 403 for a member).
-    """
-
-    model: Any = None
-    owner_actions = frozenset({"destroy", "update", "partial_update", "cancel", "rerun"})
-
-    def get_queryset(self) -> QuerySet[Any]:
-        return visible(self.model.objects.all(), _user(self.request))
-
-    def get_object(self) -> Any:
-        try:
-            obj = super().get_object()
-        except Http404:
-            name = self.model._meta.verbose_name
-            raise ApiError(
-                f"no {name} {self.kwargs.get('pk', '')!s:.40} among those you may read",
-                code="not_found",
-                status_code=404,
-            ) from None
-        if self.action in self.owner_actions and obj.owner_id != _user(self.request).pk:
-            raise ApiError(
-                f"only the owner of this {self.model._meta.verbose_name} can change it (you read it as a team member)",
-                code="forbidden",
-                status_code=403,
-            )
-        return obj
-
-
-@extend_schema(tags=["snapshots"])
-class SnapshotViewSet(
-    OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin
-):
-    """Cluster snapshots: yours and your teams' (another user's ids answer 404)."""
-
-    model = Snapshot
-    serializer_class = s.SnapshotSerializer
-
-    def get_queryset(self) -> QuerySet[Any]:
-        qs = super().get_queryset()
-        # megabytes per row: the listings and details never show them, and the summary is read (once per
-        # process) only when its decoded copy is not cached
-        return qs.defer("objects_blob", "summary_blob")
-
-    @extend_schema(responses={204: None, 403: FORBIDDEN})
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Delete a snapshot with its replays and reports."""
-        return super().destroy(request, *args, **kwargs)
-
-    def get_throttles(self) -> list[Any]:
-        if self.action == "create":
-            self.throttle_scope = "uploads"
-            return [ScopedRateThrottle()]
-        return super().get_throttles()
-
-    @extend_schema(
-        request=s.SnapshotUploadSerializer,
-        responses={
-            201: s.SnapshotSerializer,
-            200: OpenApiResponse(
-                s.SnapshotSerializer, description="The same content was stored before: that snapshot"
-            ),
-            400: error(
-                "Invalid upload (`invalid_upload`: `details` lists each problem with its document, "
-                "object and field) or invalid form fields (`invalid`)."
-            ),
-            429: THROTTLED_UPLOAD,
-        },
-    )
-    def create(self, request: Request) -> Response:
-        """Upload manifests; the same content twice answers 200 with the snapshot already stored.
-
-        With ``team`` (the id of a team you belong to) the snapshot is shared with that team.
-        """
-        form = s.SnapshotUploadSerializer(data=request.data, context={"user": _user(request)})
-        form.is_valid(raise_exception=True)
-        data: dict[str, Any] = form.validated_data
-        if data.get("file") is not None:
-            f = data["file"]
-            payload, filename = f.read(), f.name or "upload"
-        else:
-            payload, filename = data["content"].encode("utf-8"), "content.yaml"
-        config_text = data.get("config")
-        if data.get("config_file") is not None:
-            config_text = data["config_file"].read().decode("utf-8", errors="replace")
-        try:
-            snap, created = create_snapshot(
-                _user(request),
-                payload,
-                filename,
-                name=data.get("name", ""),
-                config_text=config_text,
-                team=data.get("team"),
-            )
-        except UploadError as exc:
-            raise _upload_error(exc) from None
-        body = s.SnapshotSerializer(snap).data
-        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
-
-    @extend_schema(responses=s.SnapshotNodeSerializer(many=True))
-    @action(detail=True, methods=["get"])
-    def nodes(self, request: Request, pk: str | None = None) -> Response:
-        """Nodes with allocatable and requested resources, taints, zone."""
-        return self._listing(self.get_object().summary().get("nodes", []))
-
-    @extend_schema(
-        parameters=[OpenApiParameter("state", str, enum=["running", "pending", "finished"])],
-        responses=s.SnapshotPodSerializer(many=True),
-    )
-    @action(detail=True, methods=["get"])
-    def pods(self, request: Request, pk: str | None = None) -> Response:
-        """Pods with their state, node, requests and priority."""
-        state = _choice(request, "state", ("running", "pending", "finished"))
-        pods = self.get_object().summary().get("pods", [])
-        if state:
-            pods = [p for p in pods if p.get("state") == state]
-        return self._listing(pods)
-
-    @extend_schema(responses=s.SnapshotNamespaceSerializer(many=True))
-    @action(detail=True, methods=["get"])
-    def namespaces(self, request: Request, pk: str | None = None) -> Response:
-        """Namespaces, declared or only named by pods, with their pod counts."""
-        return self._listing(self.get_object().summary().get("namespaces", []))
-
-    @extend_schema(
-        parameters=[OpenApiParameter("kind", str)], responses=s.SnapshotObjectSerializer(many=True)
-    )
-    @action(detail=True, methods=["get"])
-    def objects(self, request: Request, pk: str | None = None) -> Response:
-        """The other objects the scheduler reads (PVCs, storage classes, ...)."""
-        objs = self.get_object().summary().get("objects", [])
-        kind = request.query_params.get("kind")
-        if kind:
-            objs = [o for o in objs if o.get("kind") == kind]
-        return self._listing(objs)
-
-    def _listing(self, items: list[Any]) -> Response:
-        page = self.paginate_queryset(items)
-        return self.get_paginated_response(page)
 
 
 @extend_schema(tags=["configurations"])
@@ -246,7 +61,7 @@ class ConfigurationViewSet(
 
     def _validated(self, text: str) -> dict[str, Any]:
         data: Any = self.request.data
-        mode = _choice(self.request, "extenders", ("call", "skip")) or str(data.get("extenders") or "call")
+        mode = choice(self.request, "extenders", ("call", "skip")) or str(data.get("extenders") or "call")
         try:
             return validate_config_text(text, extenders=mode)
         except (ConfigError, InputError) as exc:
@@ -259,7 +74,7 @@ class ConfigurationViewSet(
         ser.is_valid(raise_exception=True)
         parsed = self._validated(ser.validated_data["text"])
         obj = Configuration.objects.create(
-            owner=_user(request), parsed=parsed, errors=[], **ser.validated_data
+            owner=request_user(request), parsed=parsed, errors=[], **ser.validated_data
         )
         return Response(s.ConfigurationSerializer(obj).data, status=status.HTTP_201_CREATED)
 
@@ -315,7 +130,7 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
                     code="invalid",
                     details={"snapshot": ["must be a UUID"]},
                 ) from None
-        state = _choice(request, "status", Replay.Status.values)
+        state = choice(request, "status", Replay.Status.values)
         if state:
             queryset = queryset.filter(status=state)
         return queryset
@@ -344,18 +159,18 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
     )
     def create(self, request: Request) -> Response:
         """Replay a snapshot's pending pods under a configuration (stored, inline, or the snapshot's own)."""
-        ser = s.ReplayCreateSerializer(data=request.data, context={"user": _user(request)})
+        ser = s.ReplayCreateSerializer(data=request.data, context={"user": request_user(request)})
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
-        snapshot = get_object_or_404(visible(Snapshot.objects.all(), _user(request)), pk=d["snapshot"])
+        snapshot = get_object_or_404(visible(Snapshot.objects.all(), request_user(request)), pk=d["snapshot"])
         configuration = None
         if d.get("configuration"):
             configuration = get_object_or_404(
-                visible(Configuration.objects.all(), _user(request)), pk=d["configuration"]
+                visible(Configuration.objects.all(), request_user(request)), pk=d["configuration"]
             )
         try:
             replay = replay_services.start_replay(
-                _user(request),
+                request_user(request),
                 snapshot,
                 configuration=configuration,
                 inline_config=d.get("config"),
@@ -411,7 +226,7 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
         replay = self.get_object()
         qs = Cycle.objects.filter(replay=replay, attempt=replay.attempt).defer("payload").order_by("seq")
         params = request.query_params
-        _choice(request, "result", RESULTS)
+        choice(request, "result", RESULTS)
         for field in ("result", "namespace", "node", "pod"):
             if params.get(field):
                 qs = qs.filter(**{field: params[field]})
@@ -432,11 +247,11 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
         try:
             q = NodeQuery.from_params(request.query_params)
         except ValueError as exc:
-            raise _field_error(str(exc)) from None
+            raise field_error(str(exc)) from None
         rec, reasons = row.decoded()
         if q.plugin and q.plugin not in rec.filter_plugin_names:
             names = ", ".join(rec.filter_plugin_names) or "none"
-            raise _field_error(f"plugin: {q.plugin[:60]!r} is not a filter plugin of this cycle ({names})")
+            raise field_error(f"plugin: {q.plugin[:60]!r} is not a filter plugin of this cycle ({names})")
         return Response(cycle_page(rec, reasons, replay.node_names(), q))
 
     @extend_schema(
@@ -469,7 +284,7 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
         except InputError as exc:
             raise ApiError(str(exc), code="invalid", details={"pod": [str(exc)]}) from None
         except ValueError as exc:
-            raise _field_error(str(exc)) from None
+            raise field_error(str(exc)) from None
 
     @extend_schema(responses=s.TimelineSerializer)
     @action(detail=True, methods=["get"])
@@ -506,39 +321,6 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
             raise ApiError(str(exc), code="conflict", status_code=409) from None
 
 
-@extend_schema(tags=["tokens"])
-class TokenViewSet(BaseViewSet, mixins.ListModelMixin, mixins.DestroyModelMixin):
-    """Your API tokens (their values are never shown again after creation)."""
-
-    serializer_class = s.TokenSerializer
-    queryset = ApiToken.objects.none()  # for the schema: the real one is the user's own tokens
-
-    def get_queryset(self) -> QuerySet[ApiToken]:
-        return ApiToken.objects.filter(user=_user(self.request)).order_by("-created")
-
-    @extend_schema(request=s.TokenCreateSerializer, responses={201: s.TokenCreatedSerializer})
-    def create(self, request: Request) -> Response:
-        """Create a token; its value is in the response once and never again."""
-        ser = s.TokenCreateSerializer(data=request.data)
-        ser.is_valid(raise_exception=True)
-        tok, raw = ApiToken.issue(
-            _user(request), ser.validated_data["name"], ser.validated_data.get("ttl_days")
-        )
-        return Response({**s.TokenSerializer(tok).data, "token": raw}, status=status.HTTP_201_CREATED)
-
-    @extend_schema(responses={204: None})
-    def destroy(self, request: Request, pk: str | None = None) -> Response:
-        """Revoke a token: it authenticates nothing from now on."""
-        tok = get_object_or_404(self.get_queryset(), pk=pk)
-        with transaction.atomic():
-            if tok.revoked is None:
-                from django.utils import timezone
-
-                tok.revoked = timezone.now()
-                tok.save(update_fields=["revoked"])
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-
 REPORT_FORMATS = ("json", "junit", "markdown")
 REPORT_POLL_SECONDS = 1
 
@@ -561,7 +343,7 @@ class ReportFormatNegotiation(DefaultContentNegotiation):
 def _format(request: Request) -> str:
     if request.query_params.get("format") == "api":  # DRF's browsable API: the JSON answer, as HTML
         return "json"
-    return _choice(request, "format", REPORT_FORMATS) or "json"
+    return choice(request, "format", REPORT_FORMATS) or "json"
 
 
 def _rendered(rep: Report, fmt: str) -> HttpResponse:
@@ -651,14 +433,14 @@ class ReportViewSet(OwnedViewSet):
         if d.get("snapshot") is not None:
             f = d["snapshot"]
             try:
-                snap, _ = create_snapshot(_user(request), f.read(), f.name or "snapshot")
+                snap, _ = create_snapshot(request_user(request), f.read(), f.name or "snapshot")
             except UploadError as exc:
-                raise _upload_error(exc) from None
+                raise upload_error(exc) from None
         else:
-            snap = get_object_or_404(visible(Snapshot.objects.all(), _user(request)), pk=d["snapshot_id"])
+            snap = get_object_or_404(visible(Snapshot.objects.all(), request_user(request)), pk=d["snapshot_id"])
         try:
             rep = create_report(
-                _user(request), snap, candidate, baseline, d.get("baseline") is not None,
+                request_user(request), snap, candidate, baseline, d.get("baseline") is not None,
                 extenders=d.get("extenders", "call"),
             )
         except (ConfigError, InputError) as exc:
