@@ -13,9 +13,8 @@ from rest_framework.test import APIClient
 from schedviz.accounts.models import Team
 from schedviz.ingestion.models import Snapshot
 from schedviz.replays.models import Configuration, Replay, Report
-
-from .conftest import cluster_yaml, error_of
-from .test_replays import MOST_ALLOCATED, start
+from tests.replays.test_replays import MOST_ALLOCATED, start
+from tests.webfixtures import cluster_yaml, error_of
 
 
 @pytest.fixture

@@ -11,9 +11,8 @@ from rest_framework.test import APIClient
 
 from schedviz.ingestion.models import Snapshot
 from schedviz.replays.models import Replay, Report
-
-from .conftest import cluster_yaml, error_of
-from .test_replays import start
+from tests.replays.test_replays import start
+from tests.webfixtures import cluster_yaml, error_of
 
 BAD = "definitely-not-a-uuid"
 

@@ -11,9 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from schedviz.accounts.models import ApiToken, Team
-
-from .conftest import cluster_yaml
-from .test_replays import MOST_ALLOCATED
+from tests.replays.test_replays import MOST_ALLOCATED
+from tests.webfixtures import cluster_yaml
 
 ROWS = 12
 # token lookup, its last_used update, the page's count and its rows; the ownership rule's team

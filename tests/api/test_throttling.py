@@ -13,8 +13,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from schedviz.ingestion.models import Snapshot
-
-from .conftest import cluster_yaml, error_of
+from tests.webfixtures import cluster_yaml, error_of
 
 
 def test_uploads_are_throttled_with_retry_after(

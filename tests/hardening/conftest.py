@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.api.conftest import (  # noqa: F401  (fixtures re-exported for this directory)
+from tests.webfixtures import (  # noqa: F401  (fixtures re-exported for this directory)
     _sync_tasks,
     alice,
     api,

@@ -30,8 +30,8 @@ from rest_framework.test import APIClient
 from schedviz.accounts.models import ApiToken
 from schedviz.ingestion.models import Snapshot
 from schedviz.replays.models import Configuration, Cycle, Replay, Report
-from tests.api.conftest import cluster_yaml
-from tests.api.test_replays import MOST_ALLOCATED
+from tests.replays.test_replays import MOST_ALLOCATED
+from tests.webfixtures import cluster_yaml
 
 schemathesis = pytest.importorskip("schemathesis")
 from schemathesis import GenerationMode  # noqa: E402

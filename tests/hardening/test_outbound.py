@@ -25,7 +25,7 @@ from rest_framework.test import APIClient
 from schedviz.outbound.addresses import AllowList
 from schedviz.outbound.connect import Refused, vetted_addresses
 from schedviz.outbound.extenders import ExtenderPolicy
-from tests.api.conftest import cluster_yaml, error_of
+from tests.webfixtures import cluster_yaml, error_of
 
 LOOPBACK_SPELLINGS = ["127.0.0.1", "localhost", "[::1]", "[::ffff:127.0.0.1]", "2130706433", "0x7f000001", "127.1"]
 PUBLIC_LOOKING = "api.prod-cluster.example.com"

@@ -18,9 +18,8 @@ from schedviz.accounts.models import Team
 from schedviz.kube.testing import TestApiServer
 from schedviz.live import crypto
 from schedviz.live.models import LiveCluster
-from tests.api.conftest import client_for, error_of
-
-from .conftest import namespace
+from tests.kubefixtures import namespace
+from tests.webfixtures import client_for, error_of
 
 
 def upload(cfg: dict[str, Any], name: str = "kubeconfig") -> SimpleUploadedFile:

@@ -18,8 +18,7 @@ from schedviz.live import schedconfig
 from schedviz.live.divergence import Outcome
 from schedviz.live.runtime import ClusterWatcher, Options
 from tests.engine.builders import node, pod
-
-from .conftest import FAST, namespace, small_cluster, wait_until
+from tests.kubefixtures import FAST, namespace, small_cluster, wait_until
 
 FIXTURES = Path(__file__).resolve().parents[1] / "conformance" / "fixtures"
 

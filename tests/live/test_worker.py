@@ -19,9 +19,9 @@ from schedviz.kube.testing import TestApiServer
 from schedviz.live import services
 from schedviz.live.models import LiveCluster, LiveCycle
 from schedviz.live.worker import Worker
-from tests.api.conftest import error_of
+from tests.kubefixtures import FAST, wait_until
+from tests.webfixtures import error_of
 
-from .conftest import FAST, wait_until
 from .test_replays import scenario, serve, split
 
 

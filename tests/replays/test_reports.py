@@ -20,8 +20,8 @@ from schedviz.engine.errors import SchedVizError
 from schedviz.replays import reporting, tasks
 from schedviz.replays.models import Report
 from schedviz.reports.client import ReportClient
+from tests.webfixtures import cluster_yaml, error_of
 
-from .conftest import cluster_yaml, error_of
 from .test_replays import MOST_ALLOCATED
 
 BASELINE = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}

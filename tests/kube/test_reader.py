@@ -1,4 +1,5 @@
-"""Reading a live cluster, against a small fake API server on 127.0.0.1 serving canned list responses."""
+"""The one-shot reader (schedviz/kube/reader.py), against a small fake API server on 127.0.0.1 serving
+canned list responses."""
 
 from __future__ import annotations
 
@@ -159,7 +160,9 @@ def populate(api: FakeApiServer) -> None:
             "/api/v1/replicationcontrollers": [],
             "/api/v1/persistentvolumes": [],
             "/api/v1/persistentvolumeclaims": [],
-            "/apis/apps/v1/replicasets": [{"metadata": {"name": "rs", "namespace": "prod"}, "spec": {}}],
+            "/apis/apps/v1/replicasets": [
+                {"metadata": {"name": "rs", "namespace": "prod"}, "spec": {"selector": {"matchLabels": {"app": "rs"}}}}
+            ],
             "/apis/apps/v1/statefulsets": [],
             "/apis/policy/v1/poddisruptionbudgets": [],
             "/apis/scheduling.k8s.io/v1/priorityclasses": [{"metadata": {"name": "high"}, "value": 1000}],

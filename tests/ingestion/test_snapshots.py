@@ -7,11 +7,18 @@ import tarfile
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from rest_framework.test import APIClient
 
 from schedviz.ingestion.models import Snapshot
+from tests.webfixtures import cluster_yaml, generous_throttles, sync_tasks
 
-from .conftest import cluster_yaml
+
+@pytest.fixture(autouse=True)
+def _web_settings(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The web fixtures' autouse settings (tests/webfixtures.py), for this module."""
+    sync_tasks(settings)
+    generous_throttles(monkeypatch)
 
 
 def test_upload_content_and_read_back(api: APIClient, upload: Callable[..., dict[str, Any]]) -> None:

@@ -10,8 +10,7 @@ import yaml
 from rest_framework.test import APIClient
 
 from tests.engine.builders import node, pod
-
-from .conftest import error_of
+from tests.webfixtures import error_of
 
 
 def preemption_cluster() -> str:

@@ -17,8 +17,7 @@ import yaml
 
 from schedviz.cli import main
 from schedviz.reports import build_report, load_inputs
-
-from .engine.builders import node, pod
+from tests.engine.builders import node, pod
 
 TOKEN = "s3cret"
 

@@ -6,14 +6,21 @@ import hashlib
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from schedviz.accounts.models import ApiToken
+from tests.webfixtures import error_of, generous_throttles, sync_tasks
 
-from .conftest import error_of
+
+@pytest.fixture(autouse=True)
+def _web_settings(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The web fixtures' autouse settings (tests/webfixtures.py), for this module."""
+    sync_tasks(settings)
+    generous_throttles(monkeypatch)
 
 
 def token_client(raw: str, keyword: str = "Token") -> APIClient:

@@ -10,8 +10,7 @@ from rest_framework.test import APIClient
 
 from schedviz.replays import runner
 from schedviz.replays.models import Cycle, Replay
-
-from .conftest import cluster_yaml
+from tests.webfixtures import cluster_yaml
 
 MOST_ALLOCATED = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",

@@ -18,8 +18,7 @@ from schedviz.kube.mirror import Change, Mirror
 from schedviz.kube.testing import PODGROUPS, TestApiServer
 from schedviz.kube.watch import Reflector, Timing
 from tests.engine.builders import node, pod
-
-from .conftest import FAST, wait_until
+from tests.kubefixtures import FAST, wait_until
 
 
 @dataclass

@@ -6,7 +6,6 @@ from typing import Any
 
 from schedviz.kube.kinds import stream
 from schedviz.kube.mirror import Mirror
-from schedviz.live.triggers import Trigger, TriggerDetector
 from tests.engine.builders import node, pod
 
 
@@ -107,29 +106,3 @@ def test_a_checkpoint_restores_the_state_and_resource_versions() -> None:
     changes = other.replace("Pod", [rv(bound(pod("p"), "n1"), 13)], "13")
     assert [(c.type, c.initial, c.relist) for c in changes] == [("MODIFIED", False, True)]
     assert other.seq > data["seq"]
-
-
-def test_a_pod_seen_bound_only_after_a_gap_is_a_decision_flagged_as_such() -> None:
-    m = mirror()
-    triggers: list[Trigger] = []
-    m.listeners.append(TriggerDetector(triggers.append, settle=0))
-    m.replace("Pod", [rv(pod("old", node_name="n1"), 2)], "2")  # the starting state: nothing
-    m.apply("Pod", "ADDED", rv(pod("created-bound", node_name="n1"), 3))  # bound by its creator: nothing
-    m.replace(
-        "Pod",
-        [
-            rv(pod("old", node_name="n1"), 2),
-            rv(pod("created-bound", node_name="n1"), 3),
-            rv(pod("gap", node_name="n1"), 5),
-        ],
-        "5",
-    )
-    m.apply("Pod", "ADDED", rv(pod("w"), 6))
-    m.apply("Pod", "MODIFIED", rv(bound(pod("w"), "n1"), 7))
-    m.apply(
-        "Pod", "MODIFIED", rv(bound(pod("w"), "n1") | {"status": {"phase": "Running"}}, 8)
-    )  # bound already: nothing
-    assert [(t.pod, t.source, t.gap, t.node, t.rv) for t in triggers] == [
-        ("default/gap", "relist", True, "n1", "5"),
-        ("default/w", "pod", False, "n1", "7"),
-    ]

@@ -20,10 +20,10 @@ from schedviz.kube.testing import TestApiServer
 from schedviz.live import schedconfig, services
 from schedviz.live.divergence import EXPLAIN_MAX_CHECKS, explain_trigger
 from schedviz.live.models import LiveCluster, LiveCycle
-from tests.api.conftest import error_of
 from tests.engine.builders import node, pod
+from tests.kubefixtures import wait_until
+from tests.webfixtures import error_of
 
-from .conftest import wait_until
 from .test_consumer import OBJECTS, trigger
 from .test_replays import scenario, serve
 from .test_worker import add_cluster, cycles, decide, workers  # noqa: F401

@@ -9,8 +9,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from schedviz.replays.models import Cycle
+from tests.webfixtures import cluster_yaml
 
-from .conftest import cluster_yaml
 from .test_replays import MOST_ALLOCATED, start
 
 

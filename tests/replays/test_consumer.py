@@ -16,7 +16,7 @@ from schedviz.asgi import application
 from schedviz.cycles.messages import FILTER_CHUNK
 from schedviz.ingestion.services import create_snapshot
 from schedviz.replays.services import start_replay
-from tests.api.conftest import cluster_yaml
+from tests.webfixtures import cluster_yaml
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

@@ -13,9 +13,15 @@ from django.contrib.auth.models import User
 
 from schedviz.cli import main
 from schedviz.ingestion.models import Snapshot
-from tests.ingestion.test_live import FakeApiServer, kubeconfig, populate
+from tests.kube.test_reader import FakeApiServer, kubeconfig, populate
+from tests.webfixtures import client_for, generous_throttles, sync_tasks
 
-from .conftest import client_for
+
+@pytest.fixture(autouse=True)
+def _web_settings(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The web fixtures' autouse settings (tests/webfixtures.py), for this module."""
+    sync_tasks(settings)
+    generous_throttles(monkeypatch)
 
 
 @pytest.fixture
