@@ -36,4 +36,5 @@ urlpatterns = [
     re_path(r"^(?P<path>(snapshots|replays|live|compare|configurations)(/.*)?)$", views.spa, name="spa"),
 ]
 
+handler404 = "schedviz.views.not_found"
 handler500 = "schedviz.api.middleware.server_error"

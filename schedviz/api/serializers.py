@@ -23,3 +23,16 @@ class ErrorSerializer(serializers.Serializer[Any]):
     """Every error answer: ``{"error": {"code", "message", "details"}}``."""
 
     error = ErrorBodySerializer()
+
+
+class OptionalText(serializers.CharField):
+    """A text column stored as "" when there is nothing to say, answered as ``null`` (one
+    representation of "none" across listings, details, streams and reports)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_null", True)
+        kwargs.setdefault("read_only", True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, value: Any) -> str | None:
+        return None if value in ("", None) else str(value)

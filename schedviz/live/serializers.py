@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from schedviz.accounts.serializers import TeamField
+from schedviz.api.serializers import OptionalText
 from schedviz.ingestion.serializers import SnapshotSerializer
 from schedviz.replays.serializers import CycleDetailSerializer, ExplanationSerializer
 
@@ -215,6 +216,11 @@ class LiveHealthSerializer(serializers.Serializer[Any]):
 
 
 class LiveCycleSerializer(serializers.ModelSerializer[LiveCycle]):
+    node = OptionalText()
+    message = OptionalText()
+    actual_node = OptionalText()
+    actual_message = OptionalText()
+
     class Meta:
         model = LiveCycle
         fields = [

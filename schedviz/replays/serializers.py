@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from schedviz.accounts.serializers import TeamField
+from schedviz.api.serializers import OptionalText
 
 from .models import Configuration, Cycle, Replay
 
@@ -91,6 +92,11 @@ class ReplaySerializer(serializers.ModelSerializer[Replay]):
 
 
 class CycleSerializer(serializers.ModelSerializer[Cycle]):
+    # null, not "", when there is none: as the cycle's detail, the stream and the report say it
+    node = OptionalText()
+    message = OptionalText()
+    nominated_node = OptionalText()
+
     class Meta:
         model = Cycle
         fields = [

@@ -116,13 +116,13 @@ export interface LiveCycleRow {
   observed: string;
   occurred: string | null;
   actual_result: string;
-  actual_node: string;
-  actual_message: string;
+  actual_node: string | null;
+  actual_message: string | null;
   actual_scheduler: string;
   profile: string;
   result: string;
-  node: string;
-  message: string;
+  node: string | null;
+  message: string | null;
   tied_count: number | null;
   feasible_count: number | null;
   evaluated_count: number | null;

@@ -105,9 +105,9 @@ export interface CycleSummary {
   namespace: string;
   profile: string;
   result: CycleResult;
-  node: string;
-  message: string;
-  nominated_node: string;
+  node: string | null;
+  message: string | null;
+  nominated_node: string | null;
   feasible_count: number | null;
   evaluated_count: number | null;
   tied_count: number | null;
