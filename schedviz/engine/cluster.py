@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import quantity
+from .budget import uninterruptible
 from .objects import KubeObject, Node, Pod
 
 IntArray = npt.NDArray[np.int64]
@@ -196,6 +197,10 @@ class ClusterState:
     # ----- pods ----------------------------------------------------------------------------
     def add_pod(self, pod: Pod, node: int) -> None:
         """Account ``pod`` on node index ``node`` (NodeInfo.AddPod)."""
+        with uninterruptible():  # never half done when a budget stops the cycle (engine/budget.py)
+            self._add_pod(pod, node)
+
+    def _add_pod(self, pod: Pod, node: int) -> None:
         if pod.uid in self.pod_node:
             raise ValueError(f"pod {pod.key} is already on node {self.names[self.pod_node[pod.uid]]}")
         self.pod_node[pod.uid] = node
@@ -214,6 +219,10 @@ class ClusterState:
 
     def remove_pod(self, pod: Pod) -> int:
         """Take ``pod`` off its node (NodeInfo.RemovePod); returns the node index it was on."""
+        with uninterruptible():
+            return self._remove_pod(pod)
+
+    def _remove_pod(self, pod: Pod) -> int:
         node = self.pod_node.pop(pod.uid)
         del self.pods[pod.uid]
         self.pods_on[node] = [p for p in self.pods_on[node] if p.uid != pod.uid]

@@ -742,6 +742,10 @@ def _read(source: str | Path | dict[str, Any] | None, name: str) -> tuple[str, d
     if source is None:
         return name, None
     if isinstance(source, dict):
+        try:  # as a text's (parse_config_text): deep nesting would end in a RecursionError
+            yamlbounds.check_value(source)
+        except yamlbounds.YamlBoundsError as exc:
+            raise ConfigError([f"json: {exc}"], name) from None
         return name, source
     if isinstance(source, str | Path):
         label = name or str(source)

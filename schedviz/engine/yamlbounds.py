@@ -68,3 +68,21 @@ def check(text: str, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> 
 def _line(mark: object) -> str:
     line = getattr(mark, "line", None)
     return f" (line {line + 1})" if isinstance(line, int) else ""
+
+
+def check_value(value: object, max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES) -> None:
+    """The same bounds on an already parsed value (a configuration given as a JSON object): raises
+    YamlBoundsError when it nests deeper than ``max_depth`` or holds more than ``max_nodes`` values.
+    Iterative, so a value nested thousands of levels deep is refused, not a RecursionError."""
+    count = 0
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        count += 1
+        if count > max_nodes:
+            raise YamlBoundsError(f"more than {max_nodes} values")
+        if isinstance(v, dict | list):
+            if depth > max_depth:
+                raise YamlBoundsError(f"nested deeper than {max_depth} levels")
+            items = v.values() if isinstance(v, dict) else v
+            stack.extend((item, depth + 1) for item in items)

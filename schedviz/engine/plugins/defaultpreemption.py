@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..budget import interruptible, restoring
 from ..errors import InputError
 from ..framework import Code, CycleState, Handle, NodeToStatus, PostFilterResult, Status
 from ..labels import LabelSelector
@@ -496,7 +497,10 @@ class DefaultPreemption:
         if cluster.n == 0:
             return None, Status(Code.Error, NO_NODES)
         clock = _Clock()
-        run = self.find_candidates(pod, statuses, clock)
+        # The search (dry runs on the live cluster, put back as they end) may be stopped by the
+        # replay's budget; what follows it (extenders, evictions) never is (engine/budget.py).
+        with interruptible("PostFilter", NAME):
+            run = self.find_candidates(pod, statuses, clock)
         details: dict[str, Any] = {
             "potentialNodes": run.potential,
             "numCandidates": run.wanted,
@@ -533,7 +537,8 @@ class DefaultPreemption:
                 c.outcome = "removed by an extender"
             candidates = kept
 
-        best = self.select_candidate(candidates, clock)
+        with interruptible("PostFilter", NAME):
+            best = self.select_candidate(candidates, clock)
         details["victims"] = [p.key for p in best.victims]
         details["candidates"] = [c.describe() for c in [*candidates, *dropped]]
         if self.handle.api is not None and not self.handle.dry_run:
@@ -654,11 +659,18 @@ class DefaultPreemption:
         potential = [p for p in original if p.prio < pod.prio]
         if not potential:
             return [], 0, Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS)
-        removed: set[str] = set()
-        try:
+
+        def put_back() -> None:
+            # Idempotent: run as the dry run ends, and again if the replay's budget stopped the cycle
+            # before it had (engine/budget.py); ``original`` catches a pod a sort cut short lost.
+            for p in (*potential, *original):
+                if p.uid not in cluster.pod_node:
+                    cluster.add_pod(p, node)
+            cluster.pods_on[node] = original
+
+        with restoring(put_back):
             for p in potential:
                 cluster.remove_pod(p)
-                removed.add(p.uid)
             status = self._evaluate(framework, pod, node)
             if not status.is_success():
                 return [], 0, status
@@ -669,22 +681,15 @@ class DefaultPreemption:
             for group, counts in ((bad, True), (good, False)):
                 for p in group:
                     cluster.add_pod(p, node)
-                    removed.discard(p.uid)
                     if self._evaluate(framework, pod, node).is_success():
                         continue
                     cluster.remove_pod(p)
-                    removed.add(p.uid)
                     victims.append(p)
                     if counts:
                         n_violating += 1
             if bad and good:
                 go_sort_slice(victims, clock.more_important)
             return victims, n_violating, Status.success()
-        finally:
-            for p in potential:
-                if p.uid in removed:
-                    cluster.add_pod(p, node)
-            cluster.pods_on[node] = original
 
     @staticmethod
     def _evaluate(framework: Any, pod: Pod, node: int) -> Status:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..budget import uninterruptible
 from ..cluster import ClusterState
 from ..errors import InputError
 from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, PreFilterResult, Status, Verdicts
@@ -316,11 +317,12 @@ class _Counter:
     def sync(self, cluster: ClusterState) -> IntArray:
         changes = cluster.changes
         if self.pos < len(changes):
-            pred = self.pred
-            for sign, pod, node in changes[self.pos :]:
-                if pred(pod.namespace, pod.labels):
-                    self.counts[node] += sign
-            self.pos = len(changes)
+            with uninterruptible():  # counts and pos move together (engine/budget.py)
+                pred = self.pred
+                for sign, pod, node in changes[self.pos :]:
+                    if pred(pod.namespace, pod.labels):
+                        self.counts[node] += sign
+                self.pos = len(changes)
         return self.counts
 
 
@@ -394,9 +396,10 @@ class _Registry:
     def sync(self, cluster: ClusterState) -> _Registry:
         changes = cluster.changes
         if self.pos < len(changes):
-            for sign, pod, node in changes[self.pos :]:
-                self._apply(sign, pod, node)
-            self.pos = len(changes)
+            with uninterruptible():
+                for sign, pod, node in changes[self.pos :]:
+                    self._apply(sign, pod, node)
+                self.pos = len(changes)
         return self
 
 

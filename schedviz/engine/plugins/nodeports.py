@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..budget import uninterruptible
 from ..errors import InputError
 from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
 from ..objects import Pod
@@ -103,6 +104,10 @@ class UsedPorts:
         self.by_port: dict[tuple[str, int], dict[str, set[int]]] = {}
 
     def catch_up(self, cluster: ClusterState) -> None:
+        with uninterruptible():  # by_port and applied move together (engine/budget.py)
+            self._catch_up(cluster)
+
+    def _catch_up(self, cluster: ClusterState) -> None:
         changes = cluster.changes
         if self.nodes_list is not cluster.nodes or self.applied > len(changes):
             self.by_port = {}

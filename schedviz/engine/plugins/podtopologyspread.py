@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from ..budget import uninterruptible
 from ..errors import ConfigError, InputError
 from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, PreFilterResult, Status, Verdicts
 from ..framework.cycle_state import BARE_NODE_INFOS
@@ -363,12 +364,15 @@ class _PodIndex:
 
     def sync(self, cluster: ClusterState) -> None:
         changes = cluster.changes
-        for sign, pod, node in changes[self.pos :]:
-            if sign > 0:
-                self._add(pod, node)
-            else:
-                self._remove(pod)
-        self.pos = len(changes)
+        if self.pos >= len(changes):
+            return
+        with uninterruptible():  # the index and pos move together (engine/budget.py)
+            for sign, pod, node in changes[self.pos :]:
+                if sign > 0:
+                    self._add(pod, node)
+                else:
+                    self._remove(pod)
+            self.pos = len(changes)
 
     def column(self, key: str) -> tuple[npt.NDArray[np.int32], dict[str, int]]:
         col = self.columns.get(key)
@@ -431,10 +435,11 @@ class _Counts:
                     if counts is None:
                         counts = self.counts.copy()
                     counts[node] += sign
-            if counts is not None:
-                counts.setflags(write=False)
-                self.counts = counts
-            self.pos = len(changes)
+            with uninterruptible():  # a copy was counted: the counts and pos change together
+                if counts is not None:
+                    counts.setflags(write=False)
+                    self.counts = counts
+                self.pos = len(changes)
         return self.counts
 
 

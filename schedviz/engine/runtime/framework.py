@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..budget import interruptible
 from ..config import ProfileConfig
 from ..errors import ConfigError
 from ..framework import (
@@ -157,7 +158,8 @@ class Framework:
         skipped: set[str] = set()
         for pl in self.pre_filter:
             t0 = time.perf_counter()
-            r, s = pl.pre_filter(state, pod)
+            with interruptible("PreFilter", pl.name):  # engine/budget.py: a cycle past its limit stops here
+                r, s = pl.pre_filter(state, pod)
             stage = Stage("PreFilter", pl.name, s.code.name, s.message(), _micros(t0))
             if r is not None and r.node_names is not None:
                 stage.details["nodeNames"] = sorted(r.node_names)
@@ -203,7 +205,8 @@ class Framework:
             if pl.name in state.skip_filter_plugins or len(alive) == 0:
                 continue
             t0 = time.perf_counter()
-            v = pl.filter(state, pod, nodes[alive])
+            with interruptible("Filter", pl.name):
+                v = pl.filter(state, pod, nodes[alive])
             timings[pl.name] = timings.get(pl.name, 0) + _micros(t0)
             failed = np.flatnonzero(v.codes)
             if len(failed) == 0:
@@ -314,7 +317,8 @@ class Framework:
             add = getattr(pl, "add_pod", None)
             if add is None or pl.name in state.skip_filter_plugins:
                 continue
-            s = add(state, pod, pod_to_add, node)
+            with interruptible("Filter", pl.name):  # AddPod, for a nominated pod (Filter with nominated pods)
+                s = add(state, pod, pod_to_add, node)
             if not s.is_success():
                 return Status(
                     Code.Error,
@@ -385,7 +389,8 @@ class Framework:
         skipped: set[str] = set()
         for pl in self.pre_score:
             t0 = time.perf_counter()
-            s = pl.pre_score(state, pod, nodes)
+            with interruptible("PreScore", pl.name):
+                s = pl.pre_score(state, pod, nodes)
             stages.append(Stage("PreScore", pl.name, s.code.name, s.message(), _micros(t0)))
             if s.is_skip():
                 skipped.add(pl.name)
@@ -402,12 +407,14 @@ class Framework:
         norm = np.zeros((len(active), count), dtype=np.int64)
         for k, pl in enumerate(active):
             t0 = time.perf_counter()
-            raw[k] = pl.score(state, pod, nodes)
+            with interruptible("Score", pl.name):
+                raw[k] = pl.score(state, pod, nodes)
             stages.append(Stage("Score", pl.name, "Success", "", _micros(t0)))
         for k, pl in enumerate(active):
             if isinstance(pl, NormalizeScorePlugin):
                 t0 = time.perf_counter()
-                norm[k] = pl.normalize_score(state, pod, nodes, raw[k].copy())
+                with interruptible("NormalizeScore", pl.name):
+                    norm[k] = pl.normalize_score(state, pod, nodes, raw[k].copy())
                 stages.append(Stage("NormalizeScore", pl.name, "Success", "", _micros(t0)))
             else:
                 norm[k] = raw[k]

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..budget import STOP, Budget, Interrupted, ReplayStopped
 from ..cluster import ClusterState
 from ..config import SchedulerConfig, load_config
 from ..errors import InputError
@@ -77,12 +78,20 @@ class ReplayOptions:
 
     ``preemption``: "evict" (victims of a successful preemption are deleted, the preemptor is
     nominated and retried after its backoff) or "dry-run" (preemption is only recorded).
+
+    ``budget``: wall-clock bounds (engine/budget.py). A cycle that runs past its limit ends as
+    ``Error`` with the reason and the replay goes on with the next pod; building the scheduler past
+    it raises ``WorkLimitExceeded``; ``Budget.stop`` ends the replay (``ReplayStopped``). None: no
+    bound (the command line's default).
     """
 
     all_nodes: bool = False
     features: dict[str, bool] = field(default_factory=dict)
     cycle_seconds: float = 0.01
     preemption: str = EVICT
+    # how extenders reach the network (runtime/extenders.py Transport); None: the process's transport
+    extender_transport: ext.Transport | None = None
+    budget: Budget | None = None
 
 
 def start_time(snapshot: Snapshot) -> float:
@@ -149,12 +158,22 @@ class Replay:
                 f"unsupported preemption mode {self.options.preemption!r}: evict or dry-run",
                 field="preemption",
             )
+        budget = self.options.budget
+        if budget is None:
+            self._build(config)
+        else:
+            # as bounded as a cycle: hundreds of profiles, a cluster of 100,000 pods
+            with budget.phase("building the scheduler"):
+                self._build(config)
+
+    def _build(self, config: SchedulerConfig | None) -> None:
+        snapshot = self.snapshot
         if config is None:
             config = load_config(snapshot.config, implements=registry.implements_table())
         self.config = config
         # scheduler.go buildExtenders: non-ignorable extenders first; ignoredByScheduler resources
         # go into every profile's NodeResourcesFit ignoredResources.
-        self.extenders = ext.build_extenders(config)
+        self.extenders = ext.build_extenders(config, self.options.extender_transport)
         self.cluster: ClusterState = snapshot.cluster()
         # Replay time and the pods waiting at Permit, shared by every profile (scheduler.go).
         self.clock = Clock(start_time(snapshot))
@@ -349,6 +368,9 @@ class Replay:
 
     # ----- one pod -------------------------------------------------------------------------
     def schedule_one(self, pod: Pod, attempt: int = 1) -> CycleRecord:
+        budget = self.options.budget
+        if budget is not None and budget.stopped is not None:
+            raise ReplayStopped(budget.stopped)
         self._seq += 1
         self._nominating = ""  # clearNominatedNode, unless PostFilter says otherwise
         self._nominated_by_post_filter = False
@@ -384,15 +406,71 @@ class Replay:
             rec.message = s.message()
             return rec
         state = CycleState(self.cluster)
+        start_index = self.next_start_node_index
         try:
+            if budget is not None:
+                budget.begin(self.cluster.changes)
             self._schedule(fw, state, pod, rec)
         except CycleError as exc:
             rec.result = "Error"
             rec.error = str(exc)
             rec.message = str(exc)
+        except Interrupted:
+            assert budget is not None
+            self._stopped_cycle(budget, rec, start_index)
         finally:
+            if budget is not None:
+                budget.end()
             attach_stage_details(state, rec.stages)
         return rec
+
+    def _stopped_cycle(self, budget: Budget, rec: CycleRecord, start_index: int) -> None:
+        """The budget stopped the cycle inside an interruptible region (engine/budget.py): put the
+        replay back as it was before that region, then record the cycle as an Error at the stage it
+        was stopped in (or end the replay: ReplayStopped)."""
+        budget.caught()
+        for undo in reversed(budget.undo):
+            undo()
+        budget.undo = []
+        self._undo_placements(budget.mark)
+        self.next_start_node_index = start_index
+        # handleSchedulingFailure as for any Error: the pod's nomination is cleared, it is not retried
+        self._nominating = ""
+        self._nominated_by_post_filter = False
+        self._preempted = False
+        if budget.cause == STOP or budget.stopped is not None:
+            raise ReplayStopped(budget.stopped or "stopped")
+        msg = budget.limit_message("the cycle")
+        rec.result = "Error"
+        rec.error = msg
+        rec.message = msg
+        rec.selected_node = None
+        where = budget.stopped_in
+        if where is not None:
+            point, plugin, t0 = where
+            details: dict[str, Any] = {"stopped": True}
+            if budget.cycle_seconds is not None:
+                details["limitSeconds"] = budget.cycle_seconds
+            inner = budget.innermost
+            if inner is not None and inner != (point, plugin):
+                details["stoppedIn"] = f"{inner[0]}/{inner[1]}"
+            micros = int((time.perf_counter() - t0) * 1_000_000)
+            rec.stages.append(Stage(point, plugin, "Error", msg, micros, details))
+
+    def _undo_placements(self, mark: int) -> None:
+        """Put every pod whose placement changed since ``cluster.changes[mark]`` back where it was."""
+        cluster = self.cluster
+        before: dict[str, tuple[Pod, int | None]] = {}
+        for sign, changed, i in cluster.changes[mark:]:
+            if changed.uid not in before:
+                before[changed.uid] = (changed, None if sign > 0 else i)
+        for uid, (_, was) in before.items():
+            now = cluster.pod_node.get(uid)
+            if now is not None and now != was:
+                cluster.remove_pod(cluster.pods[uid])
+        for uid, (pod, was) in before.items():
+            if was is not None and uid not in cluster.pod_node:
+                cluster.add_pod(pod, was)
 
     def _schedule(self, fw: Framework, state: CycleState, pod: Pod, rec: CycleRecord) -> None:
         cluster = self.cluster
