@@ -13,7 +13,7 @@ from typing import Any
 
 import dj_database_url
 
-from schedviz.lib.env import env_bool, env_int, env_list
+from schedviz.lib.env import env_bool, env_float, env_int, env_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("SCHEDVIZ_DATA_DIR", str(BASE_DIR / "var")))
@@ -168,6 +168,21 @@ CELERY_TASK_DEFAULT_QUEUE = "schedviz"
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("SCHEDVIZ_TASK_VISIBILITY_SECONDS", 3600)}
 # A running replay whose worker has not reported for this long may be re-run (POST .../rerun/).
 SCHEDVIZ_STALE_SECONDS = env_int("SCHEDVIZ_STALE_SECONDS", 120)
+# Bounds on a replay's (or a report's) work, wall clock (schedviz/engine/budget.py): a scheduling cycle
+# past SCHEDVIZ_CYCLE_SECONDS is stopped and stored as an Error with the reason, and the replay goes on;
+# reading the snapshot and configuration, and building the scheduler (profiles, plugins, the cluster)
+# past SCHEDVIZ_SETUP_SECONDS each fail the replay (0: no limit). A running replay notices a cancel (or
+# that another worker took it over) within SCHEDVIZ_CANCEL_POLL_SECONDS.
+SCHEDVIZ_CYCLE_SECONDS = env_float("SCHEDVIZ_CYCLE_SECONDS", 10.0)
+SCHEDVIZ_SETUP_SECONDS = env_float("SCHEDVIZ_SETUP_SECONDS", 120.0)
+SCHEDVIZ_CANCEL_POLL_SECONDS = env_float("SCHEDVIZ_CANCEL_POLL_SECONDS", 0.4)
+# Fairness between users: replays and reports of one owner run at most this many at a time (0: no
+# limit). In-process ("thread" mode) they run on SCHEDVIZ_REPLAY_THREADS threads, owners served in
+# turn; on Celery a task whose owner is at the limit goes back to the queue for
+# SCHEDVIZ_REPLAY_RETRY_SECONDS instead of holding a worker.
+SCHEDVIZ_REPLAYS_PER_USER = env_int("SCHEDVIZ_REPLAYS_PER_USER", 1)
+SCHEDVIZ_REPLAY_THREADS = env_int("SCHEDVIZ_REPLAY_THREADS", 2)
+SCHEDVIZ_REPLAY_RETRY_SECONDS = env_float("SCHEDVIZ_REPLAY_RETRY_SECONDS", 3.0)
 # the longest an API token may live; 0: no limit, and tokens that never expire may be asked for
 SCHEDVIZ_TOKEN_MAX_DAYS = env_int("SCHEDVIZ_TOKEN_MAX_DAYS", 365)
 

@@ -17,7 +17,7 @@ from schedviz.ingestion.models import Snapshot
 from schedviz.outbound import extenders as outbound_extenders
 
 from .models import Report
-from .runner import budget_for
+from .runner import budget_for, writing
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def create_report(
 def run_report(report_id: Any) -> str:
     from schedviz.reports import build_report
 
-    with transaction.atomic():
+    with writing(), transaction.atomic():
         rep = Report.objects.select_for_update().filter(pk=report_id).first()
         if rep is None or rep.status != Report.Status.QUEUED:
             return "skipped"
@@ -84,7 +84,8 @@ def run_report(report_id: Any) -> str:
     finally:
         budget.close()
     rep.finished = timezone.now()
-    rep.save()
+    with writing():
+        rep.save()
     return str(rep.status)
 
 

@@ -3,33 +3,48 @@
 Crash safety: each run is a new ``attempt``; cycles are written under that attempt and only the
 replay's current attempt is ever read. The replay becomes ``succeeded`` in one transaction after its
 last cycle is written, so a worker that dies mid-run never leaves a partial trace that looks complete.
+
+Bounds (schedviz/engine/budget.py): every cycle may take ``SCHEDVIZ_CYCLE_SECONDS``; a cycle past it
+is stored as an Error ("the cycle was stopped after 10 s (SCHEDVIZ_CYCLE_SECONDS)") and the replay
+goes on. Reading the snapshot and the configuration, and building the scheduler (its profiles, the
+cluster), may each take ``SCHEDVIZ_SETUP_SECONDS``; past it the replay fails with the reason. The
+budget's watchdog thread reads the replay's ``cancel_requested`` and ``attempt`` every
+``SCHEDVIZ_CANCEL_POLL_SECONDS`` (a read, no lock held): a cancel, or another worker taking the replay
+over, stops the engine mid-cycle. A cancelled replay keeps the batches stored before (whole batches of
+its current attempt) and ends ``cancelled``.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from schedviz.cycles.codec import encode_cycle
 from schedviz.engine import ConfigError, InputError, SchedVizError
+from schedviz.engine.budget import Budget, ReplayStopped
 from schedviz.engine.config import load_config
+from schedviz.engine.loader import load_objects
 from schedviz.engine.runtime import registry
 from schedviz.engine.runtime.replay import Replay as EngineReplay
 from schedviz.engine.runtime.replay import ReplayOptions
 from schedviz.engine.trace import SCHEDULING, CycleRecord
 from schedviz.ingestion.models import pack
+from schedviz.outbound import extenders as outbound_extenders
 
 from .models import Cycle, Replay
 
 log = logging.getLogger(__name__)
 
 BATCH = 25
+CANCELLED = "cancelled by request"
 STALE_AFTER = timedelta(seconds=120)  # default; settings.SCHEDVIZ_STALE_SECONDS overrides it
 
 # Streaming hooks: progress listeners are called with (replay, cycles stored so far) after each stored
@@ -38,6 +53,24 @@ ProgressListener = Callable[[Replay, int], None]
 progress_listeners: list[ProgressListener] = []
 StatusListener = Callable[[Replay], None]
 status_listeners: list[StatusListener] = []
+
+
+_sqlite_writes = threading.RLock()
+
+
+@contextmanager
+def writing() -> Iterator[None]:
+    """Around a write transaction of a replay or report: on SQLite, one at a time in this process.
+
+    In-process replays run on several threads (tasks.py). A transaction that reads then writes,
+    while another one writes, fails at once on SQLite ("database is locked": it cannot wait for a
+    lock it would deadlock on), so this process's workers take turns for their (short) transactions,
+    as a single worker thread did. Other databases: nothing."""
+    if connection.vendor != "sqlite":
+        yield
+        return
+    with _sqlite_writes:
+        yield
 
 
 def _notify_status(replay: Replay) -> None:
@@ -63,9 +96,51 @@ def is_stale(replay: Replay) -> bool:
     return beat is None or timezone.now() - beat > stale_after()
 
 
-def engine_options(options: dict[str, Any]) -> ReplayOptions:
+def budget_for(poll: Any = None) -> Budget:
+    """The bounds of a replay or report run by this deployment (settings SCHEDVIZ_CYCLE_SECONDS,
+    SCHEDVIZ_SETUP_SECONDS, SCHEDVIZ_CANCEL_POLL_SECONDS); ``poll`` returns a reason to stop, read in
+    the watchdog thread."""
+    from django.conf import settings
+    from django.db import connections
+
+    return Budget(
+        getattr(settings, "SCHEDVIZ_CYCLE_SECONDS", 10.0),
+        setting="SCHEDVIZ_CYCLE_SECONDS",
+        setup_seconds=getattr(settings, "SCHEDVIZ_SETUP_SECONDS", 120.0),
+        setup_setting="SCHEDVIZ_SETUP_SECONDS",
+        poll=poll,
+        poll_seconds=getattr(settings, "SCHEDVIZ_CANCEL_POLL_SECONDS", 0.4),
+        on_thread_exit=connections.close_all,  # the watchdog thread's own connection
+    )
+
+
+def _stop_poll(replay: Replay) -> Any:
+    """What the watchdog asks: was the replay cancelled, or taken over by another worker?"""
+    from django.conf import settings
+
+    if settings.SCHEDVIZ_TASK_MODE == "sync":
+        return None  # inside the request (tests): nothing can cancel it meanwhile
+    pk, attempt = replay.pk, replay.attempt
+
+    def poll() -> str | None:
+        row = Replay.objects.filter(pk=pk).values_list("cancel_requested", "attempt").first()
+        if row is None:
+            return None  # gone: the next batch finds out
+        if row[0]:
+            return CANCELLED
+        if row[1] != attempt:
+            return "taken over by another worker"
+        return None
+
+    return poll
+
+
+def engine_options(options: dict[str, Any], budget: Budget | None = None) -> ReplayOptions:
     return ReplayOptions(
-        all_nodes=bool(options.get("allNodes", False)), preemption=str(options.get("preemption", "evict"))
+        all_nodes=bool(options.get("allNodes", False)),
+        preemption=str(options.get("preemption", "evict")),
+        extender_transport=outbound_extenders.transport(),
+        budget=budget,
     )
 
 
@@ -77,7 +152,7 @@ def _claim(replay_id: Any, takeover: bool = False) -> Replay | None:
     at once, without waiting for its heartbeat to go stale. Should the first worker still be alive
     (a replay longer than the visibility timeout), it stops at its next batch: the attempt changed.
     """
-    with transaction.atomic():
+    with writing(), transaction.atomic():
         replay = Replay.objects.select_for_update().filter(pk=replay_id).first()
         if replay is None:
             return None
@@ -119,13 +194,28 @@ def run_replay(replay_id: Any, takeover: bool = False) -> str:
 
 
 def _run(replay: Replay) -> str:
-    snapshot = replay.snapshot.engine_snapshot()
-    raw_config = replay.config if replay.config is not None else snapshot.config
-    config = load_config(raw_config, implements=registry.implements_table())
-    engine = EngineReplay(snapshot, config, engine_options(replay.options))
+    budget = budget_for(_stop_poll(replay))
+    try:
+        return _run_bounded(replay, budget)
+    except ReplayStopped:
+        # cancelled (or taken over: then _finish leaves the replay to the other worker)
+        return _finish(replay, Replay.Status.CANCELLED, CANCELLED)
+    finally:
+        budget.close()
+
+
+def _run_bounded(replay: Replay, budget: Budget) -> str:
+    snap = replay.snapshot
+    objects = snap.objects_list()
+    raw_config = replay.config if replay.config is not None else snap.config
+    with budget.phase("reading the snapshot and the configuration"):  # engine work only: no database
+        snapshot = load_objects(objects, snap.config, snap.name)
+        config = load_config(raw_config, implements=registry.implements_table())
+    engine = EngineReplay(snapshot, config, engine_options(replay.options, budget))
     total = len(engine.queue())
     names = engine.cluster.names
-    Replay.objects.filter(pk=replay.pk).update(cycles_total=total, node_names_blob=pack(names))
+    with writing():
+        Replay.objects.filter(pk=replay.pk).update(cycles_total=total, node_names_blob=pack(names))
     replay.cycles_total = total
     final: dict[str, str] = {}  # pod -> result of its last record (a Binding record ends a Permit wait)
     batch: list[Cycle] = []
@@ -136,12 +226,14 @@ def _run(replay: Replay) -> str:
         records += 1
         if rec.kind == SCHEDULING and rec.attempt == 1:
             done += 1  # progress counts pods' first scheduling cycles, not retries or Binding records
+        if budget.stopped is not None:
+            raise ReplayStopped(budget.stopped)
         if len(batch) >= BATCH:
             if not _flush(replay, batch, done):
-                return _finish(replay, Replay.Status.CANCELLED, "cancelled by request")
+                return _finish(replay, Replay.Status.CANCELLED, CANCELLED)
             batch = []
     if batch and not _flush(replay, batch, done):
-        return _finish(replay, Replay.Status.CANCELLED, "cancelled by request")
+        return _finish(replay, Replay.Status.CANCELLED, CANCELLED)
     counts: dict[str, int] = {}
     for result in final.values():
         counts[result] = counts.get(result, 0) + 1
@@ -185,7 +277,7 @@ def _timings(rec: CycleRecord) -> dict[str, int]:
 
 def _flush(replay: Replay, batch: list[Cycle], done: int) -> bool:
     """Store a batch and report progress; False when the replay was cancelled meanwhile."""
-    with transaction.atomic():
+    with writing(), transaction.atomic():
         current = Replay.objects.select_for_update().only("cancel_requested", "attempt").get(pk=replay.pk)
         if current.attempt != replay.attempt:
             return False  # another worker took the replay over
@@ -203,7 +295,7 @@ def _flush(replay: Replay, batch: list[Cycle], done: int) -> bool:
 
 
 def _finish(replay: Replay, status: str, reason: str) -> str:
-    with transaction.atomic():
+    with writing(), transaction.atomic():
         current = Replay.objects.select_for_update().get(pk=replay.pk)
         if current.attempt != replay.attempt:
             return str(current.status)
