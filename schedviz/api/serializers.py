@@ -34,5 +34,5 @@ class OptionalText(serializers.CharField):
         kwargs.setdefault("read_only", True)
         super().__init__(**kwargs)
 
-    def to_representation(self, value: Any) -> str | None:
+    def to_representation(self, value: Any) -> str | None:  # type: ignore[override]
         return None if value in ("", None) else str(value)

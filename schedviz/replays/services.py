@@ -15,7 +15,7 @@ from schedviz.ingestion.models import Snapshot
 from schedviz.outbound import extenders as outbound_extenders
 
 from .models import Configuration, Cycle, Replay
-from .runner import is_stale
+from .runner import budget_for, is_stale
 from .tasks import dispatch
 
 
@@ -174,12 +174,17 @@ def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
     # a pod that is not pending (bound or finished) has no cycle: the engine says why (InputError)
     raw = replay.config if replay.config is not None else snapshot.config
     cfg = _load(raw, implements=registry.implements_table())
+    budget = budget_for()
     options = ReplayOptions(
         all_nodes=bool(replay.options.get("allNodes")),
         preemption=str(replay.options.get("preemption", "evict")),
         extender_transport=outbound_extenders.transport(),
+        budget=budget,  # every cycle it replays bounded as the runner's are
     )
-    ex = engine_explain(snapshot, key, config=cfg, options=options, nodes=nodes)
+    try:
+        ex = engine_explain(snapshot, key, config=cfg, options=options, nodes=nodes)
+    finally:
+        budget.close()
     value: dict[str, Any] = ex.to_dict()
     return value
 
