@@ -93,7 +93,14 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # The embedded default under concurrent use: every transaction takes SQLite's write lock when it
+    # begins (BEGIN IMMEDIATE), so one that reads then writes waits its turn (up to the busy timeout)
+    # instead of failing at once with "database is locked" when another commits first; with WAL,
+    # readers outside transactions never wait for writers.
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["timeout"] = env_int("SQLITE_BUSY_TIMEOUT", 30)
+    _options["transaction_mode"] = "IMMEDIATE"
+    _options["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # an unreachable server fails a request in seconds (a 503), instead of hanging it
     _options = DATABASES["default"].setdefault("OPTIONS", {})

@@ -17,7 +17,7 @@ from schedviz.ingestion.models import Snapshot
 from schedviz.outbound import extenders as outbound_extenders
 
 from .models import Report
-from .runner import budget_for, writing
+from .runner import budget_for, retrying, writing
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +55,29 @@ def create_report(
     return rep
 
 
-def run_report(report_id: Any) -> str:
-    from schedviz.reports import build_report
-
+@retrying
+def _claim_report(report_id: Any) -> Report | None:
     with writing(), transaction.atomic():
         rep = Report.objects.select_for_update().filter(pk=report_id).first()
         if rep is None or rep.status != Report.Status.QUEUED:
-            return "skipped"
+            return None
         rep.status = Report.Status.RUNNING
         rep.save(update_fields=["status"])
+    return rep
+
+
+@retrying
+def _save_report(rep: Report) -> None:
+    with writing():
+        rep.save()
+
+
+def run_report(report_id: Any) -> str:
+    from schedviz.reports import build_report
+
+    rep = _claim_report(report_id)
+    if rep is None:
+        return "skipped"
     budget = budget_for()  # each cycle bounded as a replay's is (SCHEDVIZ_CYCLE_SECONDS)
     try:
         snap = rep.snapshot.engine_snapshot()
@@ -84,8 +98,7 @@ def run_report(report_id: Any) -> str:
     finally:
         budget.close()
     rep.finished = timezone.now()
-    with writing():
-        rep.save()
+    _save_report(rep)
     return str(rep.status)
 
 

@@ -16,15 +16,17 @@ its current attempt) and ends ``cancelled``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from schedviz.cycles.codec import encode_cycle
@@ -42,6 +44,7 @@ from schedviz.outbound import extenders as outbound_extenders
 from .models import Cycle, Replay
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 BATCH = 25
 CANCELLED = "cancelled by request"
@@ -144,6 +147,37 @@ def engine_options(options: dict[str, Any], budget: Budget | None = None) -> Rep
     )
 
 
+# A write that could not get the database (SQLite busy past its timeout, a PostgreSQL deadlock or
+# serialization failure) is tried again: a concurrent request must never fail or strand a replay.
+RETRIES = 8
+
+
+def _transient(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, OperationalError) and any(
+        word in text for word in ("locked", "busy", "deadlock", "could not serialize")
+    )
+
+
+def retrying(fn: Callable[..., T]) -> Callable[..., T]:
+    """Run a write transaction again (after 0.1, 0.2, ... 2 s) when it failed on a lock."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> T:
+        for attempt in range(RETRIES):
+            try:
+                return fn(*args, **kwargs)
+            except OperationalError as exc:
+                if not _transient(exc) or attempt == RETRIES - 1:
+                    raise
+                log.warning("%s: %s; trying again", fn.__name__, exc)
+                time.sleep(min(2.0, 0.1 * 2**attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    return run
+
+
+@retrying
 def _claim(replay_id: Any, takeover: bool = False) -> Replay | None:
     """Move a queued (or stale running) replay to running under a new attempt; None if not runnable.
 
@@ -177,8 +211,15 @@ def _claim(replay_id: Any, takeover: bool = False) -> Replay | None:
 
 
 def run_replay(replay_id: Any, takeover: bool = False) -> str:
-    """Run one replay to the end; returns its final status (``takeover``: see ``_claim``)."""
-    replay = _claim(replay_id, takeover)
+    """Run one replay to the end; returns its final status (``takeover``: see ``_claim``).
+
+    Never leaves it stuck: whatever the runner raises ends the replay ``failed`` with the reason
+    (logged); a claim that cannot be made at all is logged and raised for the caller to retry."""
+    try:
+        replay = _claim(replay_id, takeover)
+    except Exception:
+        log.error("replay %s could not be claimed:\n%s", replay_id, traceback.format_exc())
+        raise
     if replay is None:
         current = Replay.objects.filter(pk=replay_id).values_list("status", flat=True).first()
         return str(current or "missing")
@@ -191,6 +232,16 @@ def run_replay(replay_id: Any, takeover: bool = False) -> str:
         log.error("replay %s failed:\n%s", replay.pk, traceback.format_exc())
         status = _finish(replay, Replay.Status.FAILED, f"internal error: {type(exc).__name__}: {exc}")
     return status
+
+
+def _store_total(replay: Replay, total: int, names: list[str]) -> None:
+    with writing():
+        _update_total(replay.pk, total, names)
+
+
+@retrying
+def _update_total(pk: Any, total: int, names: list[str]) -> None:
+    Replay.objects.filter(pk=pk).update(cycles_total=total, node_names_blob=pack(names))
 
 
 def _run(replay: Replay) -> str:
@@ -214,8 +265,7 @@ def _run_bounded(replay: Replay, budget: Budget) -> str:
     engine = EngineReplay(snapshot, config, engine_options(replay.options, budget))
     total = len(engine.queue())
     names = engine.cluster.names
-    with writing():
-        Replay.objects.filter(pk=replay.pk).update(cycles_total=total, node_names_blob=pack(names))
+    _store_total(replay, total, names)
     replay.cycles_total = total
     final: dict[str, str] = {}  # pod -> result of its last record (a Binding record ends a Permit wait)
     batch: list[Cycle] = []
@@ -275,6 +325,7 @@ def _timings(rec: CycleRecord) -> dict[str, int]:
     return out
 
 
+@retrying
 def _flush(replay: Replay, batch: list[Cycle], done: int) -> bool:
     """Store a batch and report progress; False when the replay was cancelled meanwhile."""
     with writing(), transaction.atomic():
@@ -294,6 +345,7 @@ def _flush(replay: Replay, batch: list[Cycle], done: int) -> bool:
     return True
 
 
+@retrying
 def _finish(replay: Replay, status: str, reason: str) -> str:
     with writing(), transaction.atomic():
         current = Replay.objects.select_for_update().get(pk=replay.pk)
