@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .config import is_label_key, is_label_value
+from .apimachinery import is_label_key, is_label_value
 from .errors import InputError
 
 if TYPE_CHECKING:

@@ -19,8 +19,6 @@ from schedviz.engine.config import (
     EXTENSION_POINTS,
     PluginRef,
     SchedulerConfig,
-    _Entry,
-    _Set,
     default_plugins,
     format_duration,
     load_config,
@@ -28,6 +26,8 @@ from schedviz.engine.config import (
     parse_config_text,
     parse_duration,
 )
+from schedviz.engine.config.defaults import Entry as _Entry
+from schedviz.engine.config.defaults import PluginSet as _Set
 from schedviz.engine.errors import ConfigError
 
 # The v1.35 in-tree plugins and the extension points each implements, read from the methods of

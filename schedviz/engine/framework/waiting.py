@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..config import format_duration
+from ..apimachinery import format_duration
 from .status import Code, Status
 
 if TYPE_CHECKING:

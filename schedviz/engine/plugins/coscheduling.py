@@ -32,6 +32,7 @@ compared exactly but printed as if they were not (upstream prints a pointer then
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +40,12 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import quantity
+from ..apimachinery import ErrorList
 from ..errors import InputError
 from ..framework import Code, CycleState, Handle, NodeToStatus, PostFilterResult, PreFilterResult, Status
 from ..framework.waiting import NS_PER_SECOND
 from ..objects import Pod
+from ..plugin_args import obj
 from ..resources import is_scalar_resource_name
 
 IntArray = npt.NDArray[np.int64]
@@ -205,8 +208,44 @@ class _ExpiringSet:
         self.expiry.pop(key, None)
 
 
+# ----- args (scheduler-plugins apis/config/v1 types.go CoschedulingArgs, defaults.go
+# SetDefaults_CoschedulingArgs, apis/config/validation ValidateCoschedulingArgs, run by New)
+
+ARGS_TYPE = obj(
+    "v1.CoschedulingArgs",
+    permitWaitingTimeSeconds="int64",
+    podGroupBackoffSeconds="int64",
+    podGroupRejectPercentage="int32",
+)
+
+
+def default_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    return {
+        "permitWaitingTimeSeconds": a.get("permitWaitingTimeSeconds", 60),
+        "podGroupBackoffSeconds": a.get("podGroupBackoffSeconds", 0),
+        "podGroupRejectPercentage": a.get("podGroupRejectPercentage", 10),
+    }
+
+
+def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> list[str]:
+    errs = ErrorList()
+    for name in ("permitWaitingTimeSeconds", "podGroupBackoffSeconds"):
+        if a[name] < 0:
+            errs.invalid(name, a[name], "must be greater than 0")
+    pct = a["podGroupRejectPercentage"]
+    if pct < 0 or pct > 100:
+        errs.invalid("podGroupRejectPercentage", pct, "must be between 0 and 100")
+    return errs.items
+
+
 class Coscheduling:
     name = NAME
+    # args: declared here, decoded, defaulted and validated by the configuration (config/)
+    args_type = ARGS_TYPE
+    default_args = staticmethod(default_args)
+    validate_args = staticmethod(validate_args)
+    # upstream validates these args in the plugin's constructor: only when the plugin is enabled
+    validate_args_when_built = True
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         self.handle = handle

@@ -25,15 +25,17 @@ Where kube-scheduler is not deterministic, this port picks one of its possible b
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..apimachinery import ErrorList
 from ..budget import interruptible, restoring
 from ..errors import InputError
 from ..framework import Code, CycleState, Handle, NodeToStatus, PostFilterResult, Status
 from ..labels import LabelSelector
 from ..objects import Pod, parse_time
+from ..plugin_args import obj
 
 NAME = "DefaultPreemption"
 
@@ -458,8 +460,41 @@ class DryRun:
     wanted: int = 0
 
 
+# ----- args (kube-scheduler/config/v1 types_pluginargs.go DefaultPreemptionArgs, v1/defaults.go,
+# apis/config/validation/validation_pluginargs.go ValidateDefaultPreemptionArgs)
+
+ARGS_TYPE = obj(
+    "v1.DefaultPreemptionArgs", minCandidateNodesPercentage="int32", minCandidateNodesAbsolute="int32"
+)
+
+
+def default_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    return {
+        "minCandidateNodesPercentage": a.get("minCandidateNodesPercentage", 10),
+        "minCandidateNodesAbsolute": a.get("minCandidateNodesAbsolute", 100),
+    }
+
+
+def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> list[str]:
+    errs = ErrorList()
+    pct_path, abs_path = "minCandidateNodesPercentage", "minCandidateNodesAbsolute"
+    pct, absolute = a["minCandidateNodesPercentage"], a["minCandidateNodesAbsolute"]
+    if pct < 0 or pct > 100:
+        errs.invalid(pct_path, pct, "not in valid range [0, 100]")
+    if absolute < 0:
+        errs.invalid(abs_path, absolute, "not in valid range [0, inf)")
+    if pct == 0 and absolute == 0:
+        errs.invalid(pct_path, pct, "cannot be zero at the same time as minCandidateNodesAbsolute")
+        errs.invalid(abs_path, absolute, "cannot be zero at the same time as minCandidateNodesPercentage")
+    return errs.items
+
+
 class DefaultPreemption:
     name = NAME
+    # args: declared here, decoded, defaulted and validated by the configuration (config/)
+    args_type = ARGS_TYPE
+    default_args = staticmethod(default_args)
+    validate_args = staticmethod(validate_args)
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         self.handle = handle

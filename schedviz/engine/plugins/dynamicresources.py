@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .. import quantity
+from ..apimachinery import ErrorList, parse_duration_ns
 from ..errors import InputError
 from ..framework import (
     Code,
@@ -54,6 +55,7 @@ from ..framework import (
 )
 from ..framework.interfaces import IntArray
 from ..objects import Pod
+from ..plugin_args import gates, obj
 from . import _cel
 from . import _storage as st
 
@@ -1172,8 +1174,47 @@ class _State:
         return [i for i, c in enumerate(self.claims) if _allocation(c) is None]
 
 
+# ----- args (kube-scheduler/config/v1 types_pluginargs.go DynamicResourcesArgs, v1/defaults.go,
+# apis/config/validation/validation_pluginargs.go ValidateDynamicResourcesArgs)
+
+ARGS_TYPE = obj("v1.DynamicResourcesArgs", filterTimeout="duration", bindingTimeout="duration")
+
+
+def default_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    g = gates(features)
+    out: dict[str, Any] = {k: a[k] for k in ("filterTimeout", "bindingTimeout") if k in a}
+    if "filterTimeout" not in out and g.get("DRASchedulerFilterTimeout"):
+        out["filterTimeout"] = "10s"  # DynamicResourcesFilterTimeoutDefault
+    if "bindingTimeout" not in out and g.get("DRADeviceBindingConditions") and g.get("DRAResourceClaimDeviceStatus"):
+        out["bindingTimeout"] = "10m0s"  # DynamicResourcesBindingTimeoutDefault
+    return out
+
+
+def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> list[str]:
+    g = gates(features)
+    errs = ErrorList()
+    if g.get("DRASchedulerFilterTimeout"):
+        if "filterTimeout" in a and parse_duration_ns(a["filterTimeout"]) < 0:
+            errs.invalid("filterTimeout", a["filterTimeout"], "must be zero or positive")
+    elif "filterTimeout" in a:
+        errs.forbidden("filterTimeout", "DRASchedulingFilterTimeout feature gate is disabled")
+    if g.get("DRADeviceBindingConditions") and g.get("DRAResourceClaimDeviceStatus"):
+        if "bindingTimeout" in a and parse_duration_ns(a["bindingTimeout"]) < 1_000_000_000:
+            errs.invalid("bindingTimeout", a["bindingTimeout"], "must be at least 1 second")
+    elif "bindingTimeout" in a:
+        errs.forbidden(
+            "bindingTimeout",
+            "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled",
+        )
+    return errs.items
+
+
 class DynamicResources:
     name = NAME
+    # args: declared here, decoded, defaulted and validated by the configuration (config/)
+    args_type = ARGS_TYPE
+    default_args = staticmethod(default_args)
+    validate_args = staticmethod(validate_args)
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         self.handle = handle

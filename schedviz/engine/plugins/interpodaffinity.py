@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..apimachinery import ErrorList
 from ..budget import uninterruptible
 from ..cluster import ClusterState
 from ..errors import InputError
@@ -32,6 +33,7 @@ from ..labels import OPERATORS as SELECTOR_OPERATORS
 from ..labels import LabelSelector
 from ..nodeselectors import go_quote, new_requirement_errors
 from ..objects import Pod
+from ..plugin_args import obj
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -512,8 +514,35 @@ class _PreScoreState:
 
 
 # ----- the plugin --------------------------------------------------------------------------------------
+# ----- args (kube-scheduler/config/v1 types_pluginargs.go InterPodAffinityArgs, v1/defaults.go,
+# apis/config/validation/validation_pluginargs.go ValidateInterPodAffinityArgs)
+
+ARGS_TYPE = obj(
+    "v1.InterPodAffinityArgs", hardPodAffinityWeight="int32", ignorePreferredTermsOfExistingPods="bool"
+)
+
+
+def default_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    return {
+        "hardPodAffinityWeight": a.get("hardPodAffinityWeight", 1),
+        "ignorePreferredTermsOfExistingPods": a.get("ignorePreferredTermsOfExistingPods", False),
+    }
+
+
+def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> list[str]:
+    errs = ErrorList()
+    w = a["hardPodAffinityWeight"]
+    if w < 0 or w > 100:
+        errs.invalid("hardPodAffinityWeight", w, "not in valid range [0, 100]")
+    return errs.items
+
+
 class InterPodAffinity:
     name = NAME
+    # args: declared here, decoded, defaulted and validated by the configuration (config/)
+    args_type = ARGS_TYPE
+    default_args = staticmethod(default_args)
+    validate_args = staticmethod(validate_args)
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         self.handle = handle

@@ -8,11 +8,14 @@ NormalizeScore (helper.DefaultNormalizeScore). Selector semantics live in ``..no
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ..apimachinery import ErrorList, is_label_key, is_label_value
 from ..errors import ConfigError
 from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, PreFilterResult, Status, Verdicts
 from ..nodeselectors import (
@@ -24,6 +27,7 @@ from ..nodeselectors import (
     required_node_affinity,
 )
 from ..objects import Pod
+from ..plugin_args import list_of, obj
 from .helper import default_normalize_score
 
 IntArray = npt.NDArray[np.int64]
@@ -112,8 +116,117 @@ def _pinned_node_names(terms: list[Any]) -> set[str] | None:
     return names
 
 
+# ----- args (kube-scheduler/config/v1 types_pluginargs.go NodeAffinityArgs,
+# apis/config/validation/validation_pluginargs.go ValidateNodeAffinityArgs)
+
+_NODE_SELECTOR_REQUIREMENT = obj(
+    "v1.NodeSelectorRequirement", key="str", operator="str", values=list_of("str")
+)
+_NODE_SELECTOR_TERM = obj(
+    "v1.NodeSelectorTerm",
+    matchExpressions=list_of(_NODE_SELECTOR_REQUIREMENT),
+    matchFields=list_of(_NODE_SELECTOR_REQUIREMENT),
+)
+ARGS_TYPE = obj(
+    "v1.NodeAffinityArgs",
+    addedAffinity=obj(
+        "v1.NodeAffinity",
+        requiredDuringSchedulingIgnoredDuringExecution=obj(
+            "v1.NodeSelector", nodeSelectorTerms=list_of(_NODE_SELECTOR_TERM)
+        ),
+        preferredDuringSchedulingIgnoredDuringExecution=list_of(
+            obj("v1.PreferredSchedulingTerm", weight="int32", preference=_NODE_SELECTOR_TERM)
+        ),
+    ),
+)
+
+
+def default_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    return {"addedAffinity": a["addedAffinity"]} if "addedAffinity" in a else {}
+
+
+_SELECTOR_OPS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+
+
+def _validate_requirement(req: dict[str, Any], path: str, errs: ErrorList) -> None:
+    """labels.NewRequirement (apimachinery/pkg/labels/selector.go) for a node selector requirement."""
+    key = req.get("key", "")
+    op = req.get("operator", "")
+    values: list[str] = req.get("values", [])
+    shown_values: Any = values if "values" in req else None
+    msgs = is_label_key(key)
+    if msgs:
+        errs.invalid(f"{path}.key", key, "; ".join(msgs))
+    vpath = f"{path}.values"
+    if op in ("In", "NotIn"):
+        if not values:
+            errs.invalid(vpath, shown_values, "for 'in', 'notin' operators, values set can't be empty")
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            errs.invalid(vpath, values, "values set must be empty for exists and does not exist")
+    else:  # Gt, Lt
+        if len(values) != 1:
+            errs.invalid(vpath, shown_values, "for 'Gt', 'Lt' operators, exactly one value is required")
+        for i, v in enumerate(values):
+            if not re.fullmatch(r"[+-]?[0-9]+", v) or not -(2**63) <= int(v) < 2**63:
+                errs.invalid(f"{vpath}[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer")
+    for i, v in enumerate(values):
+        vmsgs = is_label_value(v)
+        if vmsgs:
+            errs.invalid(f"{vpath}[{i}][{key}]", v, "; ".join(vmsgs))
+
+
+def _validate_node_selector_term(term: dict[str, Any], path: str, errs: ErrorList) -> None:
+    """newNodeSelectorTerm (component-helpers/scheduling/corev1/nodeaffinity)."""
+    for i, req in enumerate(term.get("matchExpressions", [])):
+        p = f"{path}.matchExpressions[{i}]"
+        op = req.get("operator", "")
+        if op not in _SELECTOR_OPS:
+            errs.not_supported(f"{p}.operator", op, _SELECTOR_OPS)
+            continue
+        _validate_requirement(req, p, errs)
+    for i, req in enumerate(term.get("matchFields", [])):
+        p = f"{path}.matchFields[{i}]"
+        op = req.get("operator", "")
+        if op in ("In", "NotIn"):
+            values = req.get("values", [])
+            if len(values) != 1:
+                errs.invalid(f"{p}.values", values if "values" in req else None, "must have one element")
+        else:
+            errs.not_supported(f"{p}.operator", op, ["In", "NotIn"])
+
+
+def _empty_term(term: dict[str, Any]) -> bool:
+    return not term.get("matchExpressions") and not term.get("matchFields")
+
+
+def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> list[str]:
+    errs = ErrorList()
+    affinity = a.get("addedAffinity")
+    if affinity is None:
+        return errs.items
+    apath = "addedAffinity"
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if required is not None:
+        tpath = f"{apath}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+        for i, term in enumerate(required.get("nodeSelectorTerms", [])):
+            if not _empty_term(term):
+                _validate_node_selector_term(term, f"{tpath}[{i}]", errs)
+    ppath = f"{apath}.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, pref in enumerate(affinity.get("preferredDuringSchedulingIgnoredDuringExecution", [])):
+        term = pref.get("preference", {})
+        if pref.get("weight", 0) == 0 or _empty_term(term):
+            continue
+        _validate_node_selector_term(term, f"{ppath}[{i}]", errs)
+    return errs.items
+
+
 class NodeAffinity:
     name = NAME
+    # args: declared here, decoded, defaulted and validated by the configuration (config/)
+    args_type = ARGS_TYPE
+    default_args = staticmethod(default_args)
+    validate_args = staticmethod(validate_args)
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         self.handle = handle

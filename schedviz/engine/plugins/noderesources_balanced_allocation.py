@@ -11,15 +11,17 @@ Not modelled: DRAExtendedResource (alpha, off by default in v1.35).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ..apimachinery import ErrorList
 from ..framework import CycleState, Handle, Status
 from ..framework.cycle_state import BARE_NODE_INFOS
 from ..objects import Pod
+from ..plugin_args import RESOURCE_SPEC, default_resources, list_of, obj
 from ..resources import ParsedPodResources
 from . import resource_allocation as ra
 
@@ -34,8 +36,41 @@ def _balanced_requests(parsed: ParsedPodResources) -> dict[str, int]:
     return ra.scorer_requests(parsed, use_requested=True, use_status=True, pod_level=True)
 
 
+# ----- args (kube-scheduler/config/v1 types_pluginargs.go NodeResourcesBalancedAllocationArgs,
+# v1/defaults.go, apis/config/validation/validation_pluginargs.go ValidateNodeResourcesBalancedAllocationArgs)
+
+ARGS_TYPE = obj("v1.NodeResourcesBalancedAllocationArgs", resources=list_of(RESOURCE_SPEC))
+
+
+def default_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    resources = [dict(r) for r in a.get("resources", [])] or default_resources()
+    for r in resources:
+        r.setdefault("name", "")
+        if not r.get("weight"):
+            r["weight"] = 1
+    return {"resources": resources}
+
+
+def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> list[str]:
+    errs = ErrorList()
+    seen: set[str] = set()
+    for i, r in enumerate(a["resources"]):
+        p = f"resources[{i}]"
+        if r["name"] in seen:
+            errs.duplicate(f"{p}.name", r["name"])
+        else:
+            seen.add(r["name"])
+        if r["weight"] != 1:
+            errs.invalid(f"{p}.weight", r["weight"], "must be 1")
+    return errs.items
+
+
 class BalancedAllocation:
     name = NAME
+    # args: declared here, decoded, defaulted and validated by the configuration (config/)
+    args_type = ARGS_TYPE
+    default_args = staticmethod(default_args)
+    validate_args = staticmethod(validate_args)
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         self.handle = handle

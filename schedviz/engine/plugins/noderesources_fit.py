@@ -20,10 +20,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..apimachinery import ErrorList, validate_label_name
 from ..errors import ConfigError
 from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
 from ..framework.cycle_state import BARE_NODE_INFOS
 from ..objects import Pod
+from ..plugin_args import RESOURCE_SPEC, SHAPE_POINT, default_resources, list_of, obj, validate_function_shape
 from ..resources import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -61,8 +63,81 @@ def _str_list(raw: object, where: str) -> list[str]:
     return list(raw)
 
 
+# ----- args (kube-scheduler/config/v1 types_pluginargs.go NodeResourcesFitArgs, v1/defaults.go,
+# apis/config/validation/validation_pluginargs.go ValidateNodeResourcesFitArgs, run by NewFit)
+
+ARGS_TYPE = obj(
+    "v1.NodeResourcesFitArgs",
+    ignoredResources=list_of("str"),
+    ignoredResourceGroups=list_of("str"),
+    scoringStrategy=obj(
+        "v1.ScoringStrategy",
+        type="str",
+        resources=list_of(RESOURCE_SPEC),
+        requestedToCapacityRatio=obj("v1.RequestedToCapacityRatioParam", shape=list_of(SHAPE_POINT)),
+    ),
+)
+
+
+def default_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    strategy = a.get("scoringStrategy")
+    if strategy is None:
+        strategy = {"type": "LeastAllocated", "resources": default_resources()}
+    strategy = dict(strategy)
+    strategy.setdefault("type", "")
+    resources = [dict(r) for r in strategy.get("resources", [])] or default_resources()
+    for r in resources:
+        r.setdefault("name", "")
+        if not r.get("weight"):
+            r["weight"] = 1
+    strategy["resources"] = resources
+    return {
+        "ignoredResources": a.get("ignoredResources", []),
+        "ignoredResourceGroups": a.get("ignoredResourceGroups", []),
+        "scoringStrategy": strategy,
+    }
+
+
+def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> list[str]:
+    errs = ErrorList()
+    for i, res in enumerate(a["ignoredResources"]):
+        validate_label_name(res, f"ignoredResources[{i}]", errs)
+    for i, group in enumerate(a["ignoredResourceGroups"]):
+        p = f"ignoredResourceGroups[{i}]"
+        if "/" in group:
+            errs.invalid(p, group, "resource group name can't contain '/'")
+        validate_label_name(group, p, errs)
+    spath = "scoringStrategy"
+    strategy = a["scoringStrategy"]
+    stype = strategy["type"]
+    supported = ["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]
+    if stype not in supported:
+        errs.not_supported(f"{spath}.type", stype, supported)
+    for i, r in enumerate(strategy["resources"]):
+        w = r["weight"]
+        if w <= 0 or w > 100:
+            errs.invalid(
+                f"{spath}.resources[{i}].weight",
+                w,
+                f"resource weight of {r['name']} not in valid range (0, 100]",
+            )
+    if "requestedToCapacityRatio" in strategy:
+        # upstream names the path scoringStrategy.shape
+        validate_function_shape(strategy["requestedToCapacityRatio"].get("shape", []), f"{spath}.shape", errs)
+    elif stype == "RequestedToCapacityRatio":
+        # upstream validation lets this through and NewFit then dereferences a nil pointer
+        errs.required(f"{spath}.shape", "at least one point must be specified")
+    return errs.items
+
+
 class Fit:
     name = NAME
+    # args: declared here, decoded, defaulted and validated by the configuration (config/)
+    args_type = ARGS_TYPE
+    default_args = staticmethod(default_args)
+    validate_args = staticmethod(validate_args)
+    # upstream validates these args in the plugin's constructor: only when the plugin is enabled
+    validate_args_when_built = True
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         self.handle = handle

@@ -21,13 +21,14 @@ topology label's value codes.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ..apimachinery import ErrorList, validate_label_name
 from ..budget import uninterruptible
 from ..errors import ConfigError, InputError
 from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, PreFilterResult, Status, Verdicts
@@ -35,6 +36,7 @@ from ..framework.cycle_state import BARE_NODE_INFOS
 from ..labels import LabelSelector, Requirement
 from ..nodeselectors import label_key_problems, required_node_affinity_mask
 from ..objects import KubeObject, Pod
+from ..plugin_args import list_of, map_of, obj
 from ..taints import COMPARISON_OPERATORS_GATE, DO_NOT_SCHEDULE, untolerated_mask
 
 if TYPE_CHECKING:
@@ -596,10 +598,84 @@ class _PodSpread:
 
 
 # ----- the plugin --------------------------------------------------------------------------------------
+# ----- args (kube-scheduler/config/v1 types_pluginargs.go PodTopologySpreadArgs, v1/defaults.go,
+# apis/config/validation/validation_pluginargs.go ValidatePodTopologySpreadArgs)
+
+_LABEL_SELECTOR = obj(
+    "v1.LabelSelector",
+    matchLabels=map_of("str"),
+    matchExpressions=list_of(
+        obj("v1.LabelSelectorRequirement", key="str", operator="str", values=list_of("str"))
+    ),
+)
+_TOPOLOGY_SPREAD_CONSTRAINT = obj(
+    "v1.TopologySpreadConstraint",
+    maxSkew="int32",
+    topologyKey="str",
+    whenUnsatisfiable="str",
+    labelSelector=_LABEL_SELECTOR,
+    minDomains="int32",
+    nodeAffinityPolicy="str",
+    nodeTaintsPolicy="str",
+    matchLabelKeys=list_of("str"),
+)
+ARGS_TYPE = obj(
+    "v1.PodTopologySpreadArgs",
+    defaultConstraints=list_of(_TOPOLOGY_SPREAD_CONSTRAINT),
+    defaultingType="str",
+)
+
+
+def default_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    return {
+        "defaultConstraints": a.get("defaultConstraints", []),
+        "defaultingType": a.get("defaultingType") or "System",
+    }
+
+
+def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> list[str]:
+    errs = ErrorList()
+    constraints: list[dict[str, Any]] = a["defaultConstraints"]
+    dtype = a["defaultingType"]
+    if dtype not in ("System", "List"):
+        errs.not_supported("defaultingType", dtype, ["System", "List"])
+    elif dtype == "System" and constraints:
+        errs.invalid("defaultingType", dtype, "when .defaultConstraints are not empty")
+    cpath = "defaultConstraints"
+    for i, c in enumerate(constraints):
+        p = f"{cpath}[{i}]"
+        skew = c.get("maxSkew", 0)
+        if skew <= 0:
+            errs.invalid(f"{p}.maxSkew", skew, "not in valid range (0, inf)")
+        key = c.get("topologyKey", "")
+        if not key:
+            errs.required(f"{p}.topologyKey", "can not be empty")
+        else:
+            validate_label_name(key, f"{p}.topologyKey", errs)
+        action = c.get("whenUnsatisfiable", "")
+        if not action:
+            errs.required(f"{p}.whenUnsatisfiable", "can not be empty")
+        elif action not in ("DoNotSchedule", "ScheduleAnyway"):
+            errs.not_supported(f"{p}.whenUnsatisfiable", action, ["DoNotSchedule", "ScheduleAnyway"])
+        if "labelSelector" in c:
+            errs.forbidden(
+                f"{p}.labelSelector", "constraint must not define a selector, as they deduced for each pod"
+            )
+        for other in constraints[:i]:
+            if other.get("topologyKey", "") == key and other.get("whenUnsatisfiable", "") == action:
+                errs.duplicate(p, f"{{{key}, {action}}}")
+                break
+    return errs.items
+
+
 class PodTopologySpread:
     """PreFilter, Filter, PreScore, Score and NormalizeScore of upstream's PodTopologySpread."""
 
     name = NAME
+    # args: declared here, decoded, defaulted and validated by the configuration (config/)
+    args_type = ARGS_TYPE
+    default_args = staticmethod(default_args)
+    validate_args = staticmethod(validate_args)
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         self.handle = handle

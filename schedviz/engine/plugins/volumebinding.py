@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -30,9 +31,11 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import quantity
+from ..apimachinery import ErrorList
 from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
 from ..framework.interfaces import IntArray
 from ..objects import Pod
+from ..plugin_args import MAX_CUSTOM_PRIORITY_SCORE, SHAPE_POINT, gates, list_of, obj, validate_function_shape
 from . import _storage as st
 
 NAME = "VolumeBinding"
@@ -274,8 +277,46 @@ def _volumes_details(volumes: PodVolumes, node: str) -> dict[str, Any]:
     }
 
 
+# ----- args (kube-scheduler/config/v1 types_pluginargs.go VolumeBindingArgs, v1/defaults.go,
+# apis/config/validation/validation_pluginargs.go ValidateVolumeBindingArgs)
+
+ARGS_TYPE = obj("v1.VolumeBindingArgs", bindTimeoutSeconds="int64", shape=list_of(SHAPE_POINT))
+
+
+def default_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"bindTimeoutSeconds": a.get("bindTimeoutSeconds", 600)}
+    if "shape" in a:
+        out["shape"] = a["shape"]
+    if not a.get("shape") and gates(features).get("StorageCapacityScoring"):
+        out["shape"] = [
+            {"utilization": 0, "score": MAX_CUSTOM_PRIORITY_SCORE},
+            {"utilization": 100, "score": 0},
+        ]
+    return out
+
+
+def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None) -> list[str]:
+    errs = ErrorList()
+    t = a["bindTimeoutSeconds"]
+    if t < 0:
+        errs.invalid("bindTimeoutSeconds", t, "invalid BindTimeoutSeconds, should not be a negative value")
+    if gates(features).get("StorageCapacityScoring"):
+        validate_function_shape(a.get("shape", []), "shape", errs)
+    elif "shape" in a:
+        errs.invalid(
+            "shape",
+            a["shape"],
+            "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
+        )
+    return errs.items
+
+
 class VolumeBinding:
     name = NAME
+    # args: declared here, decoded, defaulted and validated by the configuration (config/)
+    args_type = ARGS_TYPE
+    default_args = staticmethod(default_args)
+    validate_args = staticmethod(validate_args)
 
     def __init__(self, args: dict[str, Any], handle: Handle) -> None:
         self.handle = handle

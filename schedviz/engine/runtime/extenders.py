@@ -44,8 +44,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..apimachinery import parse_duration_ns
 from ..cluster import ClusterState
-from ..config import ProfileConfig, SchedulerConfig, parse_duration_ns
+from ..config import ProfileConfig, SchedulerConfig
 from ..errors import ConfigError
 from ..framework import Code, Status
 from ..objects import Pod
