@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .framework import Code, PermitEvent
-from .runtime.framework import Stage
+from .framework.stage import Stage
 
 API_VERSION = "schedviz.io/v1"
 KIND = "ReplayTrace"

@@ -25,7 +25,8 @@ from .interfaces import (
     ScorePlugin,
 )
 from .nominator import Nominator
-from .status import Code, Status
+from .stage import Stage
+from .status import Code, CycleError, Status
 from .verdicts import Verdicts
 from .waiting import Clock, PermitEvent, WaitingPod, WaitingPods
 
@@ -38,6 +39,7 @@ __all__ = [
     "BindPlugin",
     "Clock",
     "Code",
+    "CycleError",
     "CycleState",
     "FilterPlugin",
     "Handle",
@@ -58,6 +60,7 @@ __all__ = [
     "QueueSortPlugin",
     "ReservePlugin",
     "ScorePlugin",
+    "Stage",
     "Status",
     "Verdicts",
     "WaitingPod",

@@ -7,6 +7,7 @@ needs; the runtime alone decides order and aggregates results.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -14,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .cycle_state import CycleState
+from .extender import Extender
 from .nominator import Nominator
 from .status import Status
 from .verdicts import Verdicts
@@ -44,9 +46,9 @@ class Handle:
         # Every non-terminal pod of the snapshot, pending or bound: what the scheduler's pod informer
         # lists (plugins that list pods by label, as Coscheduling does, read it). Set by the replay.
         self.pods: list[Pod] = []
-        # The scheduler's extenders (runtime.extenders.HTTPExtender, in upstream's order), shared by
+        # The scheduler's extenders (framework/extender.py; runtime.extenders.HTTPExtender), in upstream's order, shared by
         # every profile (Handle.Extenders); DefaultPreemption consults them. Set by the replay.
-        self.extenders: list[Any] = []
+        self.extenders: Sequence[Extender] = []
         # Pods nominated to nodes and their status.nominatedNodeName (the scheduling queue's
         # nominator, shared by every profile; framework/nominator.py). Set by the replay.
         self.nominator: Nominator = Nominator()

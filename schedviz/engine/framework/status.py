@@ -66,3 +66,11 @@ class Status:
 
     def __hash__(self) -> int:
         return hash((self.code, self.reasons))
+
+
+class CycleError(Exception):
+    """A plugin returned Error: the cycle ends with this message."""
+
+    def __init__(self, message: str, plugin: str = "") -> None:
+        super().__init__(message)
+        self.plugin = plugin

@@ -18,21 +18,24 @@ Where kube-scheduler is not deterministic, this port picks one of its possible b
   stable), reproduced exactly, so ties among equally important pods resolve as upstream's do.
 - the dry runs count nominated pods as RunFilterPluginsWithNominatedPods does
   (``Framework.evaluate_node``); extenders with a preemptVerb are consulted (callExtenders,
-  runtime/extenders.py);
+  ``extenders_preemption``);
 - preemption is asynchronous in v1.35 (SchedulerAsyncPreemption): the replay performs it at once,
   at the preemptor's cycle time, so it is never still under way when the preemptor comes back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..apimachinery import ErrorList
 from ..budget import interruptible, restoring
 from ..errors import InputError
-from ..framework import Code, CycleState, Handle, NodeToStatus, PostFilterResult, Status
+from ..framework import Code, CycleError, CycleState, Handle, NodeToStatus, PostFilterResult, Status
+from ..framework.extender import Extender, ExtenderError, Victims
 from ..labels import LabelSelector
 from ..objects import Pod, parse_time
 from ..plugin_args import obj
@@ -460,6 +463,58 @@ class DryRun:
     wanted: int = 0
 
 
+def extenders_preemption(
+    extenders: Sequence[Extender],
+    pod: Pod,
+    victims: Victims,
+    cluster: Any,
+    record: Callable[[dict[str, Any]], None],
+) -> tuple[Victims | None, Status]:
+    """preemption.go callExtenders: each interested preempting extender narrows (or rewrites) the
+    candidates' victims; ``record`` receives one entry per call for the trace."""
+    if not extenders or not victims:
+        return victims, Status.success()
+    for ext in extenders:
+        if not ext.supports_preemption() or not ext.is_interested(pod):
+            continue
+        t0 = time.perf_counter()
+        entry: dict[str, Any] = {"extender": ext.name, "sent": list(victims)}
+        try:
+            answer = ext.process_preemption(pod, victims, cluster)
+        except ExtenderError as exc:
+            entry.update(
+                code="Skip" if ext.ignorable else "Error", reason=str(exc), durationMicros=int((time.perf_counter() - t0) * 1_000_000)
+            )
+            record(entry)
+            if ext.ignorable:
+                continue
+            return None, Status(Code.Error, str(exc))
+        for node in list(answer):
+            if answer[node][0]:
+                continue
+            if ext.ignorable:
+                del answer[node]
+                continue
+            msg = f"expected at least one victim pod on node {json.dumps(node)}"
+            entry.update(code="Error", reason=msg, durationMicros=int((time.perf_counter() - t0) * 1_000_000))
+            record(entry)
+            return None, Status(Code.Error, msg)
+        entry.update(
+            code="Success",
+            reason="",
+            durationMicros=int((time.perf_counter() - t0) * 1_000_000),
+            nodes={
+                n: {"victims": [p.key for p in pods], "pdbViolations": pdb}
+                for n, (pods, pdb) in answer.items()
+            },
+        )
+        record(entry)
+        victims = answer
+        if not victims:
+            break
+    return victims, Status.success()
+
+
 # ----- args (kube-scheduler/config/v1 types_pluginargs.go DefaultPreemptionArgs, v1/defaults.go,
 # apis/config/validation/validation_pluginargs.go ValidateDefaultPreemptionArgs)
 
@@ -601,15 +656,13 @@ class DefaultPreemption:
         self, pod: Pod, candidates: list[Candidate], log: list[dict[str, Any]]
     ) -> tuple[list[Candidate] | None, Status]:
         """preemption.go callExtenders: the extenders that preempt narrow or rewrite the candidates'
-        victims (runtime/extenders.py); None and the Error status when one fails.
+        victims (``extenders_preemption``); None and the Error status when one fails.
 
         Upstream rebuilds the candidates from a Go map, in random order; here they keep the search
         order, nodes an extender adds coming after, in snapshot order."""
-        from ..runtime.extenders import run_preemption
-
         cluster = self.handle.cluster
         victims = {c.name: (list(c.victims), c.pdb_violations) for c in candidates}
-        out, status = run_preemption(self.handle.extenders, pod, victims, cluster, log.append)
+        out, status = extenders_preemption(self.handle.extenders, pod, victims, cluster, log.append)
         if out is None:
             return None, status
         order = {c.name: k for k, c in enumerate(candidates)}
@@ -729,8 +782,6 @@ class DefaultPreemption:
     @staticmethod
     def _evaluate(framework: Any, pod: Pod, node: int) -> Status:
         """PreFilter + Filter for ``pod`` on ``node`` as the cluster is now; plugin errors become Error."""
-        from ..runtime.framework import CycleError
-
         try:
             status: Status = framework.evaluate_node(pod, node)
         except CycleError as exc:

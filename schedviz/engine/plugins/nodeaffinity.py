@@ -17,7 +17,16 @@ import numpy.typing as npt
 
 from ..apimachinery import ErrorList, is_label_key, is_label_value
 from ..errors import ConfigError
-from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..framework import (
+    MAX_NODE_SCORE,
+    Code,
+    CycleError,
+    CycleState,
+    Handle,
+    PreFilterResult,
+    Status,
+    Verdicts,
+)
 from ..nodeselectors import (
     NODE_NAME_FIELD,
     NodeSelector,
@@ -291,8 +300,6 @@ class NodeAffinity:
         if preferred is not None:
             if preferred.errors:
                 # only reachable with PreScore disabled; upstream's Score returns the error
-                from ..runtime.framework import CycleError
-
                 raise CycleError(preferred.error_message(), NAME)
             out += preferred.score(cluster, nodes)
         return out

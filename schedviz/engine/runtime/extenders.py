@@ -49,6 +49,7 @@ from ..cluster import ClusterState
 from ..config import ProfileConfig, SchedulerConfig
 from ..errors import ConfigError
 from ..framework import Code, Status
+from ..framework.extender import ExtenderError as ExtenderError  # re-exported
 from ..objects import Pod
 from .framework import Stage
 
@@ -103,8 +104,6 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 NOT_INTERESTED = "not interested: the pod requests none of the extender's managedResources"
 
 
-class ExtenderError(Exception):
-    """A failed extender call; the message is the error text kube-scheduler would report."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1126,58 +1125,3 @@ def run_bind(extenders: Sequence[HTTPExtender], pod: Pod, node: str, stages: lis
         stages.append(Stage("Bind", ext.name, "Success", "", _micros(t0), {"extender": "bind"}))
         return Status(Code.Success, plugin=ext.name)
     return None
-
-
-Victims = dict[str, tuple[list[Pod], int]]
-
-
-def run_preemption(
-    extenders: Sequence[HTTPExtender],
-    pod: Pod,
-    victims: Victims,
-    cluster: ClusterState,
-    record: Callable[[dict[str, Any]], None],
-) -> tuple[Victims | None, Status]:
-    """preemption.go callExtenders: each interested preempting extender narrows (or rewrites) the
-    candidates' victims; ``record`` receives one entry per call for the trace."""
-    if not extenders or not victims:
-        return victims, Status.success()
-    for ext in extenders:
-        if not ext.supports_preemption() or not ext.is_interested(pod):
-            continue
-        t0 = time.perf_counter()
-        entry: dict[str, Any] = {"extender": ext.name, "sent": list(victims)}
-        try:
-            answer = ext.process_preemption(pod, victims, cluster)
-        except ExtenderError as exc:
-            entry.update(
-                code="Skip" if ext.ignorable else "Error", reason=str(exc), durationMicros=_micros(t0)
-            )
-            record(entry)
-            if ext.ignorable:
-                continue
-            return None, Status(Code.Error, str(exc))
-        for node in list(answer):
-            if answer[node][0]:
-                continue
-            if ext.ignorable:
-                del answer[node]
-                continue
-            msg = f"expected at least one victim pod on node {json.dumps(node)}"
-            entry.update(code="Error", reason=msg, durationMicros=_micros(t0))
-            record(entry)
-            return None, Status(Code.Error, msg)
-        entry.update(
-            code="Success",
-            reason="",
-            durationMicros=_micros(t0),
-            nodes={
-                n: {"victims": [p.key for p in pods], "pdbViolations": pdb}
-                for n, (pods, pdb) in answer.items()
-            },
-        )
-        record(entry)
-        victims = answer
-        if not victims:
-            break
-    return victims, Status.success()

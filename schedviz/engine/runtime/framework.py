@@ -8,7 +8,7 @@ rejects it, as ``RunFilterPlugins`` does node by node.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,23 +41,13 @@ from ..framework import (
     ScorePlugin,
     Status,
 )
+from ..framework.stage import Stage as Stage  # re-exported: where the trace's stages were defined
+from ..framework.status import CycleError as CycleError  # re-exported
 from ..framework.waiting import MAX_TIMEOUT_NS, seconds_to_ns
 from ..objects import Pod
 from . import registry
 
 IntArray = npt.NDArray[np.int64]
-
-
-@dataclass
-class Stage:
-    """One plugin call at one extension point, as the trace records it."""
-
-    point: str
-    plugin: str
-    code: str
-    reason: str = ""
-    duration_micros: int = 0
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -76,14 +66,6 @@ class ScoreOutcome:
     raw: IntArray  # plugins x nodes
     normalized: IntArray  # plugins x nodes
     total: IntArray
-
-
-class CycleError(Exception):
-    """A plugin returned Error: the cycle ends with this message."""
-
-    def __init__(self, message: str, plugin: str = "") -> None:
-        super().__init__(message)
-        self.plugin = plugin
 
 
 def _micros(t0: float) -> int:
