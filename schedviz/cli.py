@@ -23,7 +23,7 @@ def _replay(args: argparse.Namespace) -> int:
     cfg_source: Any = snapshot.config
     if args.config:
         cfg_source = args.config
-    config = load_config(cfg_source, implements=registry.implements_table())
+    config = load_config(cfg_source)
     preemption = getattr(args, "preemption", None) or "evict"
     with _budget(args) as budget:
         rp = Replay(snapshot, config, ReplayOptions(all_nodes=args.all_nodes, preemption=preemption, budget=budget))
@@ -170,7 +170,7 @@ def _explain(args: argparse.Namespace) -> int:
 
     snapshot = load_paths(args.paths)
     cfg_source: Any = args.config if args.config else snapshot.config
-    config = load_config(cfg_source, implements=registry.implements_table())
+    config = load_config(cfg_source)
     ex = explain(
         snapshot,
         args.pod,
@@ -201,9 +201,8 @@ def _report(args: argparse.Namespace) -> int:
         raise SchedVizError("only one of --junit, --markdown and --json can write to standard output (-)")
     if args.local:
         snapshot = load_paths([args.snapshot])
-        impl = registry.implements_table()
-        candidate = load_config(args.config, implements=impl)
-        baseline = load_config(args.baseline, implements=impl) if args.baseline else None
+        candidate = load_config(args.config)
+        baseline = load_config(args.baseline) if args.baseline else None
         with _budget(args) as budget:
             report = reports.build_report(snapshot, candidate, baseline, ReplayOptions(budget=budget))
     else:
@@ -334,8 +333,7 @@ def _race(args: argparse.Namespace) -> int:
 
     named = _race_schedulers(args.scheduler)
     snapshot = load_paths(args.paths)
-    impl = registry.implements_table()
-    schedulers = [(name, load_config(path, implements=impl)) for name, path in named]
+    schedulers = [(name, load_config(path)) for name, path in named]
     report = race(snapshot, schedulers, RaceOptions(all_nodes=args.all_nodes))
     if args.format == "json":
         json.dump(report.to_dict(), sys.stdout, indent=1 if args.pretty else None)

@@ -50,7 +50,7 @@ def replay(
     objects: list[dict[str, Any]], cfg: dict[str, Any] | None, budget: Budget | None
 ) -> tuple[Replay, list[CycleRecord]]:
     snap = load_objects(objects, None, "test")
-    config = load_config(cfg, implements=registry.implements_table()) if cfg is not None else None
+    config = load_config(cfg) if cfg is not None else None
     rp = Replay(snap, config, ReplayOptions(budget=budget))
     return rp, list(rp.cycles())
 
@@ -159,7 +159,7 @@ def test_stop_ends_the_replay_mid_cycle() -> None:
         pod("never", created="2026-01-01T00:00:02Z"),
     ]
     snap = load_objects(three_nodes() + pods, None, "test")
-    cfg = load_config(spin_plugins.config(), implements=registry.implements_table())
+    cfg = load_config(spin_plugins.config())
     with Budget(None) as budget:  # no time limit: only the stop ends the cycle
         rp = Replay(snap, cfg, ReplayOptions(budget=budget))
         timer = threading.Thread(

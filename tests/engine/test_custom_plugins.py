@@ -255,7 +255,6 @@ def test_label_permit_returns_its_timeout() -> None:
     snap = load_objects([node("n1"), pod("p")])
     cfg = load_config(
         permit({"labels": ["x"], "onMismatch": "Wait", "timeout": "1m30s"}),
-        implements=registry.implements_table(),
     )
     args = cfg.profiles[0].plugin_args["LabelPermit"]
     assert args == {"labels": ["x"], "onMismatch": "Wait", "timeout": "1m30s"}
@@ -371,7 +370,7 @@ def test_cli_explain_and_report(
 
 
 def load(cfg: dict[str, Any]) -> Any:
-    return load_config(cfg, implements=registry.implements_table())
+    return load_config(cfg)
 
 
 def problems(cfg: dict[str, Any]) -> list[str]:

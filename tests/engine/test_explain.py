@@ -16,7 +16,6 @@ from schedviz.engine import InputError, ReplayOptions, load_config, replay
 from schedviz.engine.explain import Explanation, Fix, explain, format_amount, format_bytes, node_story
 from schedviz.engine.loader import Snapshot
 from schedviz.engine.objects import KubeObject, Node, Pod
-from schedviz.engine.runtime import registry
 
 from .builders import container, node, pod
 from .plugins._storage_builders import pv, pvc
@@ -66,7 +65,7 @@ def only_node_affinity_score(weight: int = 2) -> Any:
             }
         ],
     }
-    return load_config(raw, implements=registry.implements_table())
+    return load_config(raw)
 
 
 def preferred(*terms: tuple[int, str, str]) -> dict[str, Any]:

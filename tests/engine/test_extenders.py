@@ -30,7 +30,6 @@ import pytest
 from schedviz.engine import ConfigError, load_config
 from schedviz.engine.loader import Snapshot
 from schedviz.engine.objects import Node, Pod
-from schedviz.engine.runtime import registry
 from schedviz.engine.runtime.extenders import (
     FILTER_RESULT,
     HOST_PRIORITY_LIST,
@@ -216,7 +215,7 @@ def config(*extenders: dict[str, Any], profiles: list[dict[str, Any]] | None = N
     raw: dict[str, Any] = {**V1, "extenders": list(extenders)}
     if profiles is not None:
         raw["profiles"] = profiles
-    return load_config(raw, implements=registry.implements_table())
+    return load_config(raw)
 
 
 def replay(

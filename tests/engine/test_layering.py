@@ -159,7 +159,7 @@ def test_plugins_do_not_import_the_runtime() -> None:
 
 def test_the_layer_test_sees_imports() -> None:
     """The resolution the other tests rely on: relative, submodule and function-level imports."""
-    names = {name for _, name in imports_of("runtime.replay")}
+    names = {name for _, name in imports_of("runtime.framework")}
     assert f"{PACKAGE}.runtime.registry" in names
     assert f"{PACKAGE}.framework" in names
     assert layer_of("runtime.registry") < layer_of("config") < layer_of("plugins") < layer_of("runtime")

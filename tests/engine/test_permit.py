@@ -124,7 +124,7 @@ def _config(permit: tuple[str, ...] = ("PermitA",)) -> Any:
             }
         ],
     }
-    return load_config(raw, implements=registry.implements_table())
+    return load_config(raw)
 
 
 def _pod(

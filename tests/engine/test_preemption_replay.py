@@ -83,7 +83,7 @@ def replay(
         pods=[Pod(p, i) for i, p in enumerate(pods)],
         objects=[KubeObject(o) for o in objects],
     )
-    return Replay(snap, load_config(config, implements=registry.implements_table()), ReplayOptions(**options))
+    return Replay(snap, load_config(config), ReplayOptions(**options))
 
 
 def records(trace: ReplayTrace, pod_name: str) -> list[CycleRecord]:

@@ -62,7 +62,7 @@ def config(*names: str, disabled_filters: tuple[str, ...] = (), permit: tuple[st
         "kind": "KubeSchedulerConfiguration",
         "profiles": profiles,
     }
-    return load_config(raw, implements=registry.implements_table())
+    return load_config(raw)
 
 
 def timeline(report: RaceReport) -> list[tuple[Any, ...]]:
@@ -857,7 +857,6 @@ def test_an_extender_binders_conflict_is_found_but_not_reported_back(binder_url:
             "kind": "KubeSchedulerConfiguration",
             "extenders": [{"urlPrefix": binder_url, "bindVerb": "bind"}],
         },
-        implements=registry.implements_table(),
     )
     snap = snapshot([node("n1"), node("n2")], [pod("web", cpu="1")])
     report = race(snap, [("a", config("default-scheduler")), ("b", ext)])

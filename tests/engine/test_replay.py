@@ -23,7 +23,7 @@ def snapshot(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], objects: l
 
 
 def config(raw: dict[str, Any] | None) -> Any:
-    return load_config(raw, implements=registry.implements_table())
+    return load_config(raw)
 
 
 @pytest.mark.parametrize(

@@ -77,7 +77,6 @@ from ..taints import (
     pod_tolerations,
 )
 from ..trace import API_VERSION, BINDING, KUBERNETES_VERSION, SCHEDULING, CycleRecord, ReplayTrace
-from . import registry
 from .replay import Replay, ReplayOptions, start_time
 
 KIND = "RaceReport"
@@ -670,7 +669,7 @@ class _Process:
         self.baton = baton
         config = spec.config
         if config is None:
-            config = load_config(None, implements=registry.implements_table())
+            config = load_config(None)
         self.cycle_seconds = options.cycle_seconds if spec.cycle_seconds is None else spec.cycle_seconds
         self.offset_seconds = spec.offset_seconds
         self.replay = _ProcessReplay(

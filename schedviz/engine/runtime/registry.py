@@ -82,7 +82,8 @@ _OPTIONAL: dict[str, tuple[str, ...]] = {
     "add_pod": ("state", "pod", "pod_to_add", "node"),
     "remove_pod": ("state", "pod", "pod_to_remove", "node"),
 }
-# Class-level hooks config.py calls before the plugin is built.
+# Class-level args hooks the configuration calls before the plugin is built (config/plugins.py); an
+# in-tree plugin declares them exactly as a custom one does.
 _ARGS_HOOKS = ("default_args", "validate_args")
 
 T = TypeVar("T")
@@ -397,7 +398,8 @@ class PluginTable(Mapping[str, frozenset[str]]):
     """Every known plugin name -> the extension points it implements: what ``load_config`` takes.
 
     A plugin's class is looked up (and an entry point imported) only when its name is asked for.
-    ``args_hooks`` gives config.py a custom plugin's ``default_args`` and ``validate_args``.
+    ``args_hooks`` tells the configuration (config/plugins.py) which custom plugins it may ask for
+    their ``default_args`` and ``validate_args``; in-tree plugins' are always asked.
     """
 
     def __init__(self, names: Iterable[str]) -> None:

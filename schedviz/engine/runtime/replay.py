@@ -48,7 +48,6 @@ from ..loader import Snapshot
 from ..objects import Pod
 from ..trace import BINDING, NOT_EVALUATED, CycleRecord, ReplayTrace
 from . import extenders as ext
-from . import registry
 from .framework import CycleError, Framework, ReasonTable, Stage, attach_stage_details
 from .queue import POP_FROM_BACKOFF_Q, ClusterApi, SchedulingQueue
 
@@ -169,7 +168,7 @@ class Replay:
     def _build(self, config: SchedulerConfig | None) -> None:
         snapshot = self.snapshot
         if config is None:
-            config = load_config(snapshot.config, implements=registry.implements_table())
+            config = load_config(snapshot.config)
         self.config = config
         # scheduler.go buildExtenders: non-ignorable extenders first; ignoredByScheduler resources
         # go into every profile's NodeResourcesFit ignoredResources.

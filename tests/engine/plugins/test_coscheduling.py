@@ -24,7 +24,6 @@ from schedviz.engine.plugins.coscheduling import (
     format_resource_gap,
     parse_go_quantity,
 )
-from schedviz.engine.runtime import registry
 from schedviz.engine.runtime.replay import Replay
 from schedviz.engine.trace import CycleRecord
 
@@ -695,19 +694,19 @@ def _raw_config(args: dict[str, Any] | None = None, *, queue_sort: bool = True) 
 
 
 def test_config_defaults_and_extension_points() -> None:
-    cfg = load_config(_raw_config(), implements=registry.implements_table())
+    cfg = load_config(_raw_config())
     prof = cfg.profiles[0]
     assert prof.plugin_args["Coscheduling"] == ARGS
     points = {p for p, refs in prof.plugins.items() if any(r.name == "Coscheduling" for r in refs)}
     assert points == {"queueSort", "preFilter", "postFilter", "reserve", "permit"}
     assert [r.name for r in prof.plugins["queueSort"]] == ["Coscheduling"]
-    default = load_config(None, implements=registry.implements_table()).profiles[0]
+    default = load_config(None).profiles[0]
     assert all(r.name != "Coscheduling" for refs in default.plugins.values() for r in refs)
 
 
 def test_config_needs_one_queue_sort() -> None:
     with pytest.raises(ConfigError) as e:
-        load_config(_raw_config(queue_sort=False), implements=registry.implements_table())
+        load_config(_raw_config(queue_sort=False))
     assert "only one queue sort plugin required" in str(e.value)
 
 
@@ -736,11 +735,11 @@ def test_config_needs_one_queue_sort() -> None:
 )
 def test_config_args(args: dict[str, Any], problems: list[str]) -> None:
     if not problems:
-        cfg = load_config(_raw_config(args), implements=registry.implements_table())
+        cfg = load_config(_raw_config(args))
         assert cfg.profiles[0].plugin_args["Coscheduling"] == {**ARGS, **args}
         return
     with pytest.raises(ConfigError) as e:
-        load_config(_raw_config(args), implements=registry.implements_table())
+        load_config(_raw_config(args))
     assert e.value.problems == problems
 
 
@@ -760,7 +759,7 @@ def _replay(
         pods=[Pod(p, i) for i, p in enumerate(pods)],
         objects=[KubeObject(o) for o in groups],
     )
-    return Replay(snap, load_config(_raw_config(args), implements=registry.implements_table()))
+    return Replay(snap, load_config(_raw_config(args)))
 
 
 def _summary(trace_cycles: list[CycleRecord]) -> list[tuple[str, str, str, str | None]]:
