@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "schedviz.api",
     "schedviz.streaming",
     "schedviz.live",
+    "schedviz.metrics",  # /metrics (after the apps whose state it reads and hooks into)
 ]
 
 MIDDLEWARE = [

@@ -24,12 +24,6 @@ class ReplaysConfig(AppConfig):
         from schedviz.outbound import extenders as outbound_extenders
 
         outbound_extenders.install()
-        # cycles stored, for /metrics
-        from schedviz import metrics
-
-        from . import runner
-
-        runner.progress_listeners.append(metrics.count_stored_cycles)
         # wake-ups for the replays' websockets
         from . import publish
 

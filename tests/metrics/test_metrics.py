@@ -20,8 +20,7 @@ from rest_framework.test import APIClient
 from schedviz.lib.logjson import JsonFormatter
 from schedviz.live.models import LiveCluster
 from schedviz.metrics import STREAM_CLIENTS, count_streams
-
-from .conftest import client_for, cluster_yaml
+from tests.webfixtures import client_for, cluster_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,0 +1,12 @@
+"""/metrics' tests: the web fixtures."""
+
+from __future__ import annotations
+
+from tests.webfixtures import (  # noqa: F401  (fixtures re-exported for this directory)
+    _sync_tasks,
+    alice,
+    api,
+    make_user,
+    throttle_rates,
+    upload,
+)
