@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -36,8 +37,18 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (ROOT / "schedviz" / "explorer" / "index.html").exists():
         _unavailable("the explorer is not built: cd frontend && npm ci && npm run build")
     out = tmp_path_factory.mktemp("wheel")
+    # from a clean copy of the sources: an in-tree build/ left by an earlier build would ship stale modules
+    src = tmp_path_factory.mktemp("src") / "schedviz-src"
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "dist", "*.egg-info", "node_modules", "frontend", "tests", "var",
+            "test-artifacts", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache",
+        ),
+    )
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(src)],
         check=True,
         capture_output=True,
     )
@@ -47,6 +58,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheel_carries_templates_and_the_built_explorer(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
+    # exactly the package's modules, nothing stale
+    sources = {str(p.relative_to(ROOT)) for p in (ROOT / "schedviz").rglob("*.py") if "__pycache__" not in p.parts}
+    assert {n for n in names if n.endswith(".py")} == sources
     assert "schedviz/templates/registration/login.html" in names
     assert "schedviz/templates/home.html" in names
     assert "schedviz/explorer/index.html" in names
