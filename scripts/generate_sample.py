@@ -47,7 +47,10 @@ def pod(name: str, ns: str = "default", *, cpu: str | None = "250m", mem: str | 
     if "ports" in spec:
         container["ports"] = spec.pop("ports")
     if "extra_requests" in spec:
-        container["resources"].setdefault("requests", {}).update(spec.pop("extra_requests"))
+        extra = spec.pop("extra_requests")
+        container["resources"].setdefault("requests", {}).update(extra)
+        # extended resources are not overcommitted: the API server wants a limit equal to the request
+        container["resources"].setdefault("limits", {}).update(extra)
     s: dict[str, Any] = {"containers": [container], **spec}
     if node_name:
         s["nodeName"] = node_name

@@ -3,6 +3,10 @@
 Accepted: a ``kind: List`` (YAML or JSON), multi-document YAML, a single object, a JSON array, a
 conformance-style scenario (``{"nodes": [...], "pods": [...]}`` or ``{"items": [...]}``), or a
 directory of such files. Errors name the file, the object and the field.
+
+Every object is checked against the API server's validation as it is loaded (``validation.py``): an
+object kube-apiserver would have refused is not replayed. The problems of a snapshot are collected
+(at most ``MAX_PROBLEMS``) and raised together as one ``InvalidSnapshot``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import yaml
 from .cluster import ClusterState, ObjectStore
 from .errors import InputError
 from .objects import KubeObject, Node, Pod
+from .validation import InvalidSnapshot, ObjectProblem, ProblemCollector, Validator, object_ident
 
 # Kinds the engine keeps; anything else is listed as ignored.
 KEPT_KINDS = frozenset(
@@ -45,6 +50,8 @@ KEPT_KINDS = frozenset(
     }
 )
 SUFFIXES = (".yaml", ".yml", ".json")
+# Problems collected from one snapshot before loading stops (the web upload's default bound too).
+MAX_PROBLEMS = 100
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -179,35 +186,63 @@ def load_objects(objects: Iterable[dict[str, Any]], config: dict[str, Any] | Non
 
 
 def load_documents(docs: Iterable[tuple[str, Any]]) -> Snapshot:
-    """Build a snapshot from (source name, parsed document) pairs."""
+    """Build a snapshot from (source name, parsed document) pairs.
+
+    Raises ``validation.InvalidSnapshot`` (an InputError) listing every problem found, up to
+    ``MAX_PROBLEMS``: objects the API server would refuse, and fields the engine cannot read."""
     snap = Snapshot()
     pod_index = 0
-    for source, doc in docs:
+    validator = Validator()
+    problems = ProblemCollector(MAX_PROBLEMS)
+    items = iter(docs)
+    while True:
+        try:
+            source, doc = next(items)
+        except StopIteration:
+            break
+        except InvalidSnapshot:
+            raise
+        except InputError as exc:  # a file that cannot be read: what follows is not read either
+            problems.add(exc)
+            break
         if isinstance(doc, dict) and doc.get("kind") == "KubeSchedulerConfiguration":
             snap.config = doc
             continue
         if isinstance(doc, dict) and doc.get("kind") is None and isinstance(doc.get("config"), dict):
             snap.config = doc["config"]
             snap.name = str(doc.get("name") or snap.name)
-        for obj, where in _flatten(doc, source, ""):
-            kind = obj.get("kind")
-            label = where or "document"
-            try:
-                if kind == "Node":
-                    snap.nodes.append(Node(obj))
-                elif kind == "Pod":
-                    snap.pods.append(Pod(obj, pod_index))
-                    pod_index += 1
-                elif kind == "KubeSchedulerConfiguration":
-                    snap.config = obj
-                elif isinstance(kind, str) and kind in KEPT_KINDS:
-                    snap.objects.append(KubeObject(obj))
-                elif isinstance(kind, str):
-                    snap.ignored[kind] = snap.ignored.get(kind, 0) + 1
-                else:
-                    raise InputError("kind is required", obj=label, field="kind")
-            except InputError as exc:
-                raise InputError(exc.problem, source=source, obj=exc.obj or label, field=exc.field) from None
+        try:
+            for obj, where in _flatten(doc, source, ""):
+                kind = obj.get("kind")
+                label = where or "document"
+                errors = validator.validate(obj)
+                if errors:
+                    ident = object_ident(obj) or (f"{kind} at {label}" if where else str(kind))
+                    for error in errors:
+                        problems.add(ObjectProblem(error, source=source, obj=ident))
+                    continue
+                try:
+                    if kind == "Node":
+                        snap.nodes.append(Node(obj))
+                    elif kind == "Pod":
+                        snap.pods.append(Pod(obj, pod_index))
+                        pod_index += 1
+                    elif kind == "KubeSchedulerConfiguration":
+                        snap.config = obj
+                    elif isinstance(kind, str) and kind in KEPT_KINDS:
+                        snap.objects.append(KubeObject(obj))
+                    elif isinstance(kind, str):
+                        snap.ignored[kind] = snap.ignored.get(kind, 0) + 1
+                    else:
+                        raise InputError("kind is required", obj=label, field="kind")
+                except InputError as exc:
+                    where_ = exc.obj or label
+                    problems.add(InputError(exc.problem, source=source, obj=where_, field=exc.field))
+        except InvalidSnapshot:
+            raise
+        except InputError as exc:  # the document's structure (not an object, items not a list, ...)
+            problems.add(exc.with_source(source))
+    problems.raise_if_any()
     _check_unique(snap)
     resolve_priorities(snap)
     return snap

@@ -11,10 +11,12 @@
 - a ``.tar.gz``/``.tgz``/``.tar``/``.zip`` of such files (members ``*.yaml``, ``*.yml``, ``*.json``;
   other members are skipped), or one such file compressed with gzip.
 
-Everything is validated before anything is returned: every object goes through the engine's own
-views (``Node``, ``Pod``, ``KubeObject``) and a KubeSchedulerConfiguration through ``load_config``;
-problems are collected (up to ``Limits.max_problems``) and raised together as ``UploadError``,
-each naming the document, the object, the field and what is wrong.
+Everything is validated before anything is returned: every object is checked against the API
+server's validation (``schedviz.engine.validation``: what kube-apiserver would refuse, in its wording)
+and goes through the engine's own views (``Node``, ``Pod``, ``KubeObject``), and a
+KubeSchedulerConfiguration through ``load_config``; problems are collected (up to
+``Limits.max_problems``) and raised together as ``UploadError``, each naming the document, the object,
+the field and what is wrong.
 
 Hostile input is refused early and cheaply: a raw size limit; archives bounded by member count and by
 decompressed size (declared sizes checked first, bytes actually produced counted while reading);
@@ -55,6 +57,7 @@ from schedviz.engine.errors import ConfigError, InputError
 from schedviz.engine.loader import KEPT_KINDS, Snapshot, load_objects
 from schedviz.engine.objects import KubeObject, Node, Pod
 from schedviz.engine.runtime import registry
+from schedviz.engine.validation import Validator, object_ident
 
 MiB = 1024 * 1024
 CONFIG_KIND = "KubeSchedulerConfiguration"
@@ -1133,6 +1136,7 @@ class _Ingest:
         self.text_format = "yaml"
         self.budget = [limits.max_alias_expansion]
         self.yaml_nodes = [limits.max_yaml_nodes]
+        self.validator = Validator()  # what the API server would refuse (engine/validation.py)
 
     # ----- files ----------------------------------------------------------------------------------
     def add_file(self, name: str, raw: bytes) -> None:
@@ -1323,6 +1327,12 @@ class _Ingest:
             raise _Fatal(Problem(document=label, message=_too_many_objects(self.limits.max_objects)))
         if kind not in KEPT_KINDS and kind not in ("Node", "Pod"):
             self.ignored[kind] = self.ignored.get(kind, 0) + 1
+            return
+        errors = self.validator.validate(obj)
+        if errors:
+            who = object_ident(obj) or (f"{kind} at {where}" if where else kind)
+            for error in errors:
+                self.problems.add(Problem(document=label, object=who, field=error.field, message=str(error)))
             return
         try:
             view: KubeObject

@@ -7,6 +7,7 @@ from typing import Any
 from schedviz.engine.cluster import ClusterState, ObjectStore
 from schedviz.engine.framework import CycleState, Handle
 from schedviz.engine.objects import KubeObject, Node, Pod
+from schedviz.engine.resources import is_overcommit_allowed
 
 
 def node(
@@ -56,7 +57,12 @@ def container(
     if memory is not None:
         req["memory"] = memory
     req.update(extra or {})
-    c: dict[str, Any] = {"name": name, "image": image, "resources": {"requests": req} if req else {}}
+    resources: dict[str, Any] = {"requests": req} if req else {}
+    # The API server refuses a request for an extended resource or hugepages without an equal limit.
+    limits = {k: v for k, v in (extra or {}).items() if not is_overcommit_allowed(k)}
+    if limits:
+        resources["limits"] = limits
+    c: dict[str, Any] = {"name": name, "image": image, "resources": resources}
     if ports:
         c["ports"] = ports
     c.update(fields)
