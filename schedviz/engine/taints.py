@@ -52,7 +52,7 @@ OPERATORS = ("", OP_EQUAL, OP_EXISTS, OP_LT, OP_GT)
 COMPARISON_OPERATORS_GATE = "TaintTolerationComparisonOperators"
 
 _POD_CACHE_KEY = "taints"
-_CLUSTER_CACHE_KEY = "taints.groups"
+CLUSTER_CACHE_KEY = "taints.groups"
 
 
 class Taint(NamedTuple):
@@ -247,7 +247,7 @@ def taint_groups(cluster: ClusterState) -> TaintGroups:
     Taints belong to nodes, which a ClusterState never changes (only pods move), so the grouping
     does not depend on ``cluster.generation``; it is rebuilt if the node list object changes.
     """
-    entry = cluster.caches.get(_CLUSTER_CACHE_KEY)
+    entry = cluster.caches.get(CLUSTER_CACHE_KEY)
     if entry is not None and entry[0] is cluster.nodes and entry[1] == len(cluster.nodes):
         return entry[2]  # type: ignore[no-any-return]
     index: dict[tuple[Taint, ...], int] = {(): 0}
@@ -264,7 +264,7 @@ def taint_groups(cluster: ClusterState) -> TaintGroups:
             sets.append(ts)
         ids[i] = gid
     groups = TaintGroups(ids, sets)
-    cluster.caches[_CLUSTER_CACHE_KEY] = (cluster.nodes, len(cluster.nodes), groups)
+    cluster.caches[CLUSTER_CACHE_KEY] = (cluster.nodes, len(cluster.nodes), groups)
     return groups
 
 

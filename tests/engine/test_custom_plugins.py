@@ -739,3 +739,52 @@ def test_library_explain_with_a_custom_plugin() -> None:
     ex = explain(snap, "default/train", config=cfg).to_dict()
     assert ex["winner"]["node"] == "g2"
     assert ex["winner"]["runnerUp"]["plugins"]["GpuBinpack"]["other"] == 50
+
+
+class _NeedsLabel:
+    """Filter: nodes need label ``team=ml``; its diagnosis says so and suggests nothing it can check
+    on the pod, and a node change (uncordon) for cordoned nodes."""
+
+    name = "example.com/NeedsLabel"
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: Any, nodes: Any) -> Any:
+        from schedviz.engine.framework import Verdicts
+
+        ok = state.cluster.label("team").equals("ml")[nodes]
+        return Verdicts.from_mask(~ok, Code.UnschedulableAndUnresolvable, "node(s) lack team=ml")
+
+    def diagnose(self, ctx: Any, pod: Any, nodes: Any, reasons: tuple[str, ...]) -> Any:
+        from schedviz.engine.framework.diagnosis import Diagnosis
+
+        names = [ctx.cluster.names[int(i)] for i in nodes]
+        return [Diagnosis(nodes, f"{len(names)} node(s) without team=ml", {"nodes": names}, None)]
+
+
+def test_explain_asks_a_custom_plugin_for_its_diagnosis() -> None:
+    """The diagnosis hook is the same for custom and in-tree plugins (framework/diagnosis.py)."""
+    registry.register(_NeedsLabel)
+    assert registry.check_plugin_class(_NeedsLabel) == []
+    snap: Snapshot = load_objects([node("a", labels={"team": "ml"}), node("b"), pod("p", cpu="1")])
+    cfg = load(config({"plugins": {"filter": {"enabled": [{"name": _NeedsLabel.name}]}}}))
+    ex = explain(snap, "default/p", config=cfg).to_dict()
+    assert ex["winner"]["node"] == "a"
+    (fix,) = ex["fixes"]
+    assert (fix["plugin"], fix["diagnosis"], fix["details"]) == (
+        _NeedsLabel.name,
+        "1 node(s) without team=ml",
+        {"nodes": ["b"]},
+    )
+    assert fix["change"] is None
+
+
+def test_a_diagnose_hook_with_the_wrong_parameters_is_refused() -> None:
+    class Bad(_NeedsLabel):
+        name = "example.com/Bad"
+
+        def diagnose(self, ctx: Any) -> Any:  # type: ignore[override]
+            return None
+
+    assert any("diagnose() must accept (ctx, pod, nodes, reasons)" in p for p in registry.check_plugin_class(Bad))

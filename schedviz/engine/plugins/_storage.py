@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from .. import quantity
 from ..errors import InputError
+from ..framework.diagnosis import Diagnosis, DiagnosisContext, format_requirement
 
 if TYPE_CHECKING:
     from ..cluster import ClusterState
@@ -623,3 +624,72 @@ def group_nodes(cluster: ClusterState, nodes: IntArray, keys: IntArray) -> tuple
         names = [cluster.names[int(nodes[k])] for k in members[:MAX_DETAIL_NAMES].tolist()]
         groups.append(NodeGroup(names, int(counts[g]), int(members[0])))
     return groups, max(0, len(rank) - MAX_DETAIL_GROUPS)
+
+
+# ----- explain (framework/diagnosis.py) ---------------------------------------------------------------
+
+
+def volume_diagnosis(ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]) -> list[Diagnosis]:
+    """What the volume plugins say of the nodes they rejected: the reasons, and the pod's claims with
+    their volumes, storage classes and topology (a description; explain suggests no change)."""
+    objects = ctx.cluster.objects
+    named: list[str] = []
+    details: dict[str, Any] = {}
+    volumes = []
+    for v in pod.spec.get("volumes") or []:
+        if not isinstance(v, dict):
+            continue
+        src = v.get("persistentVolumeClaim")
+        claim = src.get("claimName") if isinstance(src, dict) else None
+        if claim is None and isinstance(v.get("ephemeral"), dict):
+            claim = f"{pod.name}-{v.get('name', '')}"
+        if not claim:
+            continue
+        entry: dict[str, Any] = {"claim": f"{pod.namespace}/{claim}"}
+        text = f"PersistentVolumeClaim {pod.namespace}/{claim}"
+        pvc = objects.get("PersistentVolumeClaim", f"{pod.namespace}/{claim}")
+        if pvc is None:
+            text += " (not in the snapshot)"
+        else:
+            spec = pvc.raw.get("spec") or {}
+            pv_name = spec.get("volumeName")
+            sc = spec.get("storageClassName")
+            if sc:
+                entry["storageClass"] = sc
+            if pv_name:
+                entry["volume"] = pv_name
+                text += f" bound to PersistentVolume {pv_name}"
+                pv = objects.get("PersistentVolume", str(pv_name))
+                if pv is not None:
+                    zones = {
+                        k: val
+                        for k, val in pv.meta.labels.items()
+                        if k.endswith("/zone") or k.endswith("/region")
+                    }
+                    if zones:
+                        entry["topology"] = zones
+                    affinity = (pv.raw.get("spec") or {}).get("nodeAffinity")
+                    if affinity:
+                        entry["nodeAffinity"] = affinity
+                        text += f" (node affinity: {_pv_affinity_text(affinity)})"
+                    elif zones:
+                        text += " (" + ", ".join(f"{k}={v}" for k, v in sorted(zones.items())) + ")"
+            else:
+                text += " (unbound" + (f", storageClass {sc})" if sc else ")")
+        volumes.append(entry)
+        named.append(text)
+    details["volumes"] = volumes
+    text = "; ".join(reasons)
+    if named:
+        text += " — " + "; ".join(named)
+    return [Diagnosis(nodes, text, details, None)]
+
+
+def _pv_affinity_text(affinity: Any) -> str:
+    terms = ((affinity or {}).get("required") or {}).get("nodeSelectorTerms") or []
+    texts = []
+    for t in terms:
+        if isinstance(t, dict):
+            reqs = [*(t.get("matchExpressions") or []), *(t.get("matchFields") or [])]
+            texts.append(" and ".join(format_requirement(e) for e in reqs))
+    return " or ".join(texts) if texts else "none"

@@ -53,6 +53,7 @@ from ..framework import (
     Status,
     Verdicts,
 )
+from ..framework.diagnosis import Diagnosis, DiagnosisContext
 from ..framework.interfaces import IntArray
 from ..objects import Pod
 from ..plugin_args import gates, obj
@@ -1693,3 +1694,25 @@ class DynamicResources:
         t.touch()
         state.record_details("PreBind", NAME, {"claims": written})
         return Status.success()
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """The reasons and the pod's resource claims (a description; explain suggests no change)."""
+        named: list[str] = []
+        details: dict[str, Any] = {}
+        claims = []
+        for rc in pod.spec.get("resourceClaims") or []:
+            if not isinstance(rc, dict):
+                continue
+            if rc.get("resourceClaimName"):
+                claims.append(f"ResourceClaim {pod.namespace}/{rc['resourceClaimName']}")
+            elif rc.get("resourceClaimTemplateName"):
+                claims.append(f"ResourceClaimTemplate {pod.namespace}/{rc['resourceClaimTemplateName']}")
+        named.extend(claims)
+        details["claims"] = claims
+        text = "; ".join(reasons)
+        if named:
+            text += " — " + "; ".join(named)
+        return [Diagnosis(nodes, text, details, None)]

@@ -29,6 +29,16 @@ from ..budget import uninterruptible
 from ..cluster import ClusterState
 from ..errors import InputError
 from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..framework.diagnosis import (
+    REQUIRED,
+    Change,
+    Diagnosis,
+    DiagnosisContext,
+    PodPatch,
+    format_selector,
+    generic,
+    name_list,
+)
 from ..labels import OPERATORS as SELECTOR_OPERATORS
 from ..labels import LabelSelector
 from ..nodeselectors import go_quote, new_requirement_errors
@@ -537,6 +547,98 @@ def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None)
     return errs.items
 
 
+# ----- explain (framework/diagnosis.py) ---------------------------------------------------------------
+
+
+def _raw_required(pod: Pod, key: str) -> list[dict[str, Any]]:
+    aff = pod.spec.get("affinity")
+    block = aff.get(key) if isinstance(aff, dict) else None
+    terms = block.get(REQUIRED) if isinstance(block, dict) else None
+    return [t if isinstance(t, dict) else {} for t in terms] if isinstance(terms, list) else []
+
+
+def _matching_pods(ctx: DiagnosisContext, t: AffinityTerm, key: str, code: int) -> list[str]:
+    """The assigned pods matching ``t`` on nodes whose label ``key`` has value code ``code``."""
+    c = ctx.cluster
+    memo = (NAME, "matching", t.match_sig, key, code, c.generation)
+    got: list[str] | None = ctx.cache.get(memo)
+    if got is not None:
+        return got
+    codes = c.label(key).codes
+    out: list[str] = []
+    for g in c.groups():
+        if not t.matches(g.namespace, g.labels, None):
+            continue
+        at = np.flatnonzero(codes[g.node_array()] == code)
+        out.extend(g.pods[int(k)].key for k in at)
+    got = sorted(out)
+    ctx.cache[memo] = got
+    return got
+
+
+def _blockers(ctx: DiagnosisContext, pod: Pod) -> list[tuple[Pod, AffinityTerm, int]]:
+    """Assigned pods whose required anti-affinity terms match ``pod``: (pod, term, its node)."""
+    memo = (NAME, "blockers")
+    if pod is ctx.target and memo in ctx.cache:
+        cached: list[tuple[Pod, AffinityTerm, int]] = ctx.cache[memo]
+        return cached
+    c = ctx.cluster
+    ns_labels = c.objects.namespace_labels(pod.namespace)
+    out = []
+    for p in c.assigned_pods():
+        aff = p.spec.get("affinity")
+        if not isinstance(aff, dict) or not isinstance(aff.get("podAntiAffinity"), dict):
+            continue
+        node = c.node_of(p)
+        if node is None:
+            continue
+        for t in pod_terms(p).required_anti:
+            if t.matches(pod.namespace, pod.labels, ns_labels):
+                out.append((p, t, node))
+    if pod is ctx.target:
+        ctx.cache[memo] = out
+    return out
+
+
+def _diag_existing_anti(ctx: DiagnosisContext, pod: Pod, nodes: IntArray) -> list[Diagnosis]:
+    c = ctx.cluster
+    blockers = _blockers(ctx, pod)
+    hits = np.zeros((len(blockers), len(nodes)), dtype=bool)
+    for b, (_, t, pnode) in enumerate(blockers):
+        codes = c.label(t.topology_key).codes
+        own = codes[pnode]
+        if own >= 0:
+            hits[b] = codes[nodes] == own
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for pos in range(len(nodes)):
+        groups.setdefault(tuple(np.flatnonzero(hits[:, pos]).tolist()), []).append(pos)
+    out = []
+    for row, positions in groups.items():
+        members = nodes[np.asarray(positions, dtype=np.int64)]
+        if not row:
+            out.append(Diagnosis(members, "no existing pod's anti-affinity found that matches", {}, None))
+            continue
+        parts = []
+        for b in row:
+            p, t, pnode = blockers[b]
+            value = c.nodes[pnode].labels.get(t.topology_key)
+            parts.append(
+                f"pod {p.key} (on {c.names[pnode]}) has required anti-affinity to pods like this one "
+                f"(topologyKey {t.topology_key}, {t.topology_key}={value})"
+            )
+        uids = tuple(sorted({blockers[b][0].uid for b in row}))
+        keys = sorted({blockers[b][0].key for b in row})
+        change = Change(
+            "evict",
+            "node",
+            "evict pod(s) " + ", ".join(keys) + " whose anti-affinity rejects this pod",
+            evict=uids,
+            details={"pods": keys},
+        )
+        out.append(Diagnosis(members, "; ".join(parts), {"pods": keys}, change))
+    return out
+
+
 class InterPodAffinity:
     name = NAME
     # args: declared here, decoded, defaulted and validated by the configuration (config/)
@@ -729,6 +831,102 @@ class InterPodAffinity:
             frac = (out - lo).astype(np.float64) / np.float64(diff)
             return (np.float64(MAX_NODE_SCORE) * frac).astype(np.int64)
         return np.zeros(len(out), dtype=np.int64)
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """The failing required (anti-)affinity terms and the pods behind them, or the existing pods
+        whose anti-affinity rejects this one; the changes drop the terms or evict those pods."""
+        if not reasons:
+            return None
+        reason = reasons[0]
+        if reason == ERR_REASON_EXISTING_ANTI_AFFINITY:
+            return _diag_existing_anti(ctx, pod, nodes)
+        state = CycleState(ctx.cluster)
+        _, status = self.pre_filter(state, pod)
+        s = state.get(PRE_FILTER_STATE_KEY) if status.is_success() else None
+        if s is None or reason not in (ERR_REASON_AFFINITY, ERR_REASON_ANTI_AFFINITY):
+            return generic(nodes, (reason,), "")
+        anti = reason == ERR_REASON_ANTI_AFFINITY
+        terms: list[AffinityTerm] = s.required_anti if anti else s.required_affinity
+        counts: dict[str, IntArray] = s.anti if anti else s.affinity
+        raw_terms = _raw_required(pod, "podAntiAffinity" if anti else "podAffinity")
+        special = (not anti) and bool(s.self_match) and not any(bool((v != 0).any()) for v in counts.values())
+        c = ctx.cluster
+        rows = []
+        for t in terms:
+            codes = c.label(t.topology_key).codes[nodes]
+            present = codes >= 0
+            arr = counts.get(t.topology_key)
+            hit = (
+                np.zeros(len(nodes), dtype=bool)
+                if arr is None
+                else present & (arr[np.where(present, codes, 0)] > 0)
+            )
+            if anti:
+                rows.append((hit, codes))
+            else:
+                rows.append((~present | (~hit & (not special)), codes))
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for pos in range(len(nodes)):
+            sig = tuple((k, int(codes[pos])) for k, (bad, codes) in enumerate(rows) if bad[pos])
+            groups.setdefault(sig, []).append(pos)
+        label = "podAntiAffinity" if anti else "podAffinity"
+        out = []
+        for sig, positions in groups.items():
+            members = nodes[np.asarray(positions, dtype=np.int64)]
+            if not sig:
+                out.append(Diagnosis(members, f"no failing {label} term found", {}, None))
+                continue
+            problems = []
+            for k, code in sig:
+                t = terms[k]
+                sel = format_selector(raw_terms[k].get("labelSelector") if k < len(raw_terms) else None)
+                head = f"{label} term {k} (pods {sel}, topologyKey {t.topology_key})"
+                if code < 0:
+                    problems.append(f"{head}: node has no label {t.topology_key}")
+                    continue
+                value = c.label(t.topology_key).values[code]
+                if anti:
+                    who = _matching_pods(ctx, t, t.topology_key, code)
+                    problems.append(
+                        f"{head}: {len(who)} matching pod(s) in {t.topology_key}={value}: {name_list(who, 5)}"
+                    )
+                else:
+                    arr = counts.get(t.topology_key)
+                    anywhere = int(arr.sum()) if arr is not None else 0
+                    where = (
+                        "no pod matching every podAffinity term runs anywhere"
+                        if anywhere == 0
+                        else "no pod matching every podAffinity term runs there"
+                    )
+                    problems.append(f"{head}: {where} ({t.topology_key}={value})")
+            drop = tuple(sorted({k for k, _ in sig}))
+            patch = PodPatch(drop_anti_terms=drop) if anti else PodPatch(drop_affinity_terms=drop)
+            desc = (
+                "drop the required "
+                + label
+                + " term"
+                + ("s " if len(drop) > 1 else " ")
+                + ", ".join(f"{k} (topologyKey {terms[k].topology_key})" for k in drop)
+            )
+            change = Change(
+                "drop-" + ("anti-affinity" if anti else "affinity") + "-term", "pod", desc, pod=patch
+            )
+            out.append(Diagnosis(members, "; ".join(problems), {"terms": list(drop)}, change))
+            if ctx.top:
+                ctx.suggest(change)
+                for k in drop:
+                    p1 = PodPatch(drop_anti_terms=(k,)) if anti else PodPatch(drop_affinity_terms=(k,))
+                    ctx.suggest(Change(
+                            change.kind,
+                            "pod",
+                            f"drop the required {label} term {k} (topologyKey {terms[k].topology_key})",
+                            pod=p1,
+                        ),
+                    )
+        return out
 
 
 def _term_pred(t: AffinityTerm) -> Callable[[str, Mapping[str, str]], bool]:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..apimachinery import ErrorList, is_label_key, is_label_value
+from ..cluster import ClusterState
 from ..errors import ConfigError
 from ..framework import (
     MAX_NODE_SCORE,
@@ -27,9 +29,19 @@ from ..framework import (
     Status,
     Verdicts,
 )
+from ..framework.diagnosis import (
+    REQUIRED,
+    Change,
+    Diagnosis,
+    DiagnosisContext,
+    PodPatch,
+    format_requirement,
+    generic,
+)
 from ..nodeselectors import (
     NODE_NAME_FIELD,
     NodeSelector,
+    NodeSelectorTerm,
     PreferredSchedulingTerms,
     RequiredNodeAffinity,
     pod_preferred_terms,
@@ -230,6 +242,63 @@ def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None)
     return errs.items
 
 
+@dataclass
+class _Req:
+    """A nodeSelector entry (``where`` None) or one requirement of a required node affinity term
+    (``where`` = (term index, "matchExpressions" | "matchFields", index)), judged on some nodes."""
+
+    where: tuple[int, str, int] | None
+    key: str
+    text: str
+    ok: npt.NDArray[np.bool_]
+    error: str = ""
+
+    def label(self) -> str:
+        return self.text if self.where is None else f"term {self.where[0]}: {self.text}"
+
+    def problem(self, labels: dict[str, str]) -> str:
+        if self.error:
+            return f"{self.label()} is invalid ({self.error}) and matches no node"
+        if self.where is not None and self.where[1] == "matchFields":
+            return f"{self.label()}: the node's name does not match"
+        value = labels.get(self.key)
+        return (
+            f"{self.label()}: node has {self.key}={value}"
+            if value is not None
+            else f"{self.label()}: node has no label {self.key}"
+        )
+
+
+def _node_affinity_reqs(
+    c: ClusterState, pod: Pod, nodes: IntArray
+) -> tuple[list[_Req], list[tuple[int, list[int]]], bool]:
+    """The pod's nodeSelector entries and required node affinity requirements, each judged on
+    ``nodes``; the terms (raw index, their requirements); whether a required affinity exists."""
+    reqs: list[_Req] = []
+    for k, v in (pod.spec.get("nodeSelector") or {}).items():
+        reqs.append(_Req(None, str(k), f"nodeSelector {k}={v}", c.label(str(k)).equals(str(v))[nodes]))
+    aff = pod.spec.get("affinity")
+    na = aff.get("nodeAffinity") if isinstance(aff, dict) else None
+    required = na.get(REQUIRED) if isinstance(na, dict) else None
+    terms: list[tuple[int, list[int]]] = []
+    if not isinstance(required, dict):
+        return reqs, terms, False
+    for ti, term in enumerate(required.get("nodeSelectorTerms") or []):
+        if NodeSelectorTerm.is_empty_raw(term):
+            continue  # an empty term matches no node: upstream leaves it out
+        members: list[int] = []
+        for kind in ("matchExpressions", "matchFields"):
+            for j, e in enumerate(term.get(kind) or []):
+                one = NodeSelectorTerm.parse({kind: [e]}, obj=pod.ident, field=f"nodeSelectorTerms[{ti}]")
+                err = "; ".join(one.errors)
+                ok = np.zeros(len(nodes), dtype=bool) if err else one.mask(c, nodes)
+                key = str(e.get("key", "")) if kind == "matchExpressions" and isinstance(e, dict) else ""
+                members.append(len(reqs))
+                reqs.append(_Req((ti, kind, j), key, format_requirement(e), ok, err))
+        terms.append((ti, members))
+    return reqs, terms, True
+
+
 class NodeAffinity:
     name = NAME
     # args: declared here, decoded, defaulted and validated by the configuration (config/)
@@ -306,3 +375,92 @@ class NodeAffinity:
 
     def normalize_score(self, state: CycleState, pod: Pod, nodes: IntArray, scores: IntArray) -> IntArray:
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    # this plugin's PreFilter result narrows the nodes: its diagnosis also covers nodes it left out
+    # together with other plugins' results
+    explains_prefilter_result = True
+
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """Which nodeSelector entries and which requirements of the closest required term the node's
+        labels fail; the change drops them (or the whole required affinity when the closest term
+        fails entirely, as an emptied term would match no node)."""
+        if ERR_REASON_ENFORCED in reasons:
+            text = (
+                "the profile's NodeAffinity addedAffinity (scheduler configuration) excludes the node; "
+                "no change to the pod can help"
+            )
+            return [Diagnosis(nodes, text, {}, None)]
+        c = ctx.cluster
+        reqs, terms, has_required = _node_affinity_reqs(c, pod, nodes)
+        if not reqs and not has_required:
+            return generic(
+                nodes, (ERR_REASON_POD,), "no nodeSelector or required node affinity found"
+            )
+        fail = np.stack([~r.ok for r in reqs]) if reqs else np.zeros((0, len(nodes)), dtype=bool)
+        label_keys = sorted({r.key for r in reqs if r.key})
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for pos in range(len(nodes)):
+            row = tuple(np.flatnonzero(fail[:, pos]).tolist())
+            labels = c.nodes[int(nodes[pos])].labels
+            involved = {reqs[r].key for r in row}
+            values = tuple(labels.get(k) for k in label_keys if k in involved)
+            groups.setdefault((row, values), []).append(pos)
+        selector = pod.spec.get("nodeSelector") or {}
+        out = []
+        for (row, _), positions in groups.items():
+            members = nodes[np.asarray(positions, dtype=np.int64)]
+            sample = c.nodes[int(members[0])].labels
+            failing = set(row)
+            sel_bad = [r for r in sorted(failing) if reqs[r].where is None]
+            problems = [reqs[r].problem(sample) for r in sel_bad]
+            descs = [f"drop nodeSelector {reqs[r].key}={selector[reqs[r].key]}" for r in sel_bad]
+            drop_reqs: list[tuple[int, str, int]] = []
+            drop_all = False
+            if has_required:
+                best = min(terms, key=lambda t: sum(1 for r in t[1] if r in failing), default=None)
+                if best is None:
+                    drop_all = True
+                    problems.append("the required node affinity has no term that can match a node")
+                else:
+                    bad = [r for r in best[1] if r in failing]
+                    problems.extend(reqs[r].problem(sample) for r in bad)
+                    if bad and len(terms) > 1:
+                        problems.append(f"no term matches; term {best[0]} is the closest")
+                    if bad and len(bad) == len(best[1]):
+                        drop_all = True
+                    else:
+                        for r in bad:
+                            where = reqs[r].where
+                            assert where is not None
+                            drop_reqs.append(where)
+                            descs.append(
+                                f"drop the node affinity requirement {reqs[r].text} (term {where[0]})"
+                            )
+            if drop_all:
+                descs.append("drop the required node affinity")
+            if not problems:
+                out.append(Diagnosis(members, "the node matches the pod's node selector and affinity", {}, None))
+                continue
+            patch = PodPatch(
+                drop_selector=tuple(sorted(reqs[r].key for r in sel_bad)),
+                drop_node_reqs=tuple(sorted(drop_reqs)),
+                drop_node_affinity=drop_all,
+            )
+            change = Change("relax-node-affinity", "pod", " and ".join(descs), pod=patch)
+            details = {"failing": [reqs[r].label() for r in sorted(failing)]}
+            out.append(Diagnosis(members, "; ".join(problems), details, change))
+            if ctx.top:
+                ctx.suggest(change)
+                for r in sel_bad:
+                    k = reqs[r].key
+                    p1 = PodPatch(drop_selector=(k,))
+                    ctx.suggest(Change("relax-node-affinity", "pod", f"drop nodeSelector {k}={selector[k]}", pod=p1),
+                    )
+                if has_required:
+                    p2 = PodPatch(drop_node_affinity=True)
+                    ctx.suggest(Change("relax-node-affinity", "pod", "drop the required node affinity", pod=p2)
+                    )
+        return out

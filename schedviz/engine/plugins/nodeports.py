@@ -16,6 +16,7 @@ import numpy.typing as npt
 from ..budget import uninterruptible
 from ..errors import InputError
 from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..framework.diagnosis import Change, Diagnosis, DiagnosisContext, PodPatch
 from ..objects import Pod
 
 if TYPE_CHECKING:
@@ -155,6 +156,22 @@ def used_ports(cluster: ClusterState) -> UsedPorts:
     return used
 
 
+def format_port(p: HostPort) -> str:
+    """80/TCP, 8080/UDP on 10.0.0.1."""
+    ip, proto, port = p
+    where = "" if ip == DEFAULT_BIND_ALL_HOST_IP else f" on {ip}"
+    return f"{port}/{proto}{where}"
+
+
+def ports_conflict(a: HostPort, b: HostPort) -> bool:
+    """HostPortInfo.CheckConflict for one pair: same protocol and port, and 0.0.0.0 on either side or
+    the same IP."""
+    if a[1] != b[1] or a[2] != b[2]:
+        return False
+    any_ip = DEFAULT_BIND_ALL_HOST_IP
+    return a[0] == any_ip or b[0] == any_ip or a[0] == b[0]
+
+
 class NodePorts:
     name = NAME
 
@@ -177,3 +194,62 @@ class NodePorts:
         cluster = state.cluster
         bad = used_ports(cluster).conflicting(cluster.n, want)
         return Verdicts.from_mask(bad[nodes], Code.Unschedulable, ERR_REASON)
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """The pods using the host ports the pod asks for; the changes evict them, or drop the ports."""
+        want = host_ports(pod)
+        c = ctx.cluster
+        by_conflict: dict[tuple[tuple[HostPort, str], ...], list[int]] = {}
+        for i in nodes.tolist():
+            found: set[tuple[HostPort, str]] = set()
+            for other in c.pods_on[i]:
+                for hp in host_ports(other):
+                    for w in want:
+                        if ports_conflict(w, hp):
+                            found.add((w, other.uid))
+            by_conflict.setdefault(tuple(sorted(found)), []).append(i)
+        out = []
+        by_port: dict[tuple[HostPort, ...], list[int]] = {}
+        for conflicts, idx in by_conflict.items():
+            members = np.asarray(idx, dtype=np.int64)
+            if not conflicts:
+                out.append(Diagnosis(members, "no conflicting host port found", {}, None))
+                continue
+            pods = sorted({uid for _, uid in conflicts})
+            keys = [c.pods[u].key for u in pods]
+            parts = [f"host port {format_port(w)} is in use by pod {c.pods[u].key}" for w, u in conflicts]
+            change = Change(
+                "evict",
+                "node",
+                "evict pod(s) " + ", ".join(keys) + " from the node",
+                evict=tuple(pods),
+                details={"pods": keys},
+            )
+            details = {"conflicts": [{"port": format_port(w), "pod": c.pods[u].key} for w, u in conflicts]}
+            out.append(Diagnosis(members, "; ".join(parts), details, change))
+            ports = tuple(sorted({w for w, _ in conflicts}))
+            by_port.setdefault(ports, []).extend(idx)
+        for ports, idx in by_port.items():
+            patch = PodPatch(drop_ports=ports)
+            desc = "don't request host port(s) " + ", ".join(format_port(p) for p in ports)
+            change = Change("drop-host-port", "pod", desc, pod=patch)
+            out.append(
+                Diagnosis(
+                    np.asarray(sorted(idx), dtype=np.int64),
+                    "the pod asks for host port(s) "
+                    + ", ".join(format_port(p) for p in ports)
+                    + " in use on the node",
+                    {},
+                    change,
+                )
+            )
+            if ctx.top:
+                ctx.suggest(change)
+                for p in ports:
+                    p1 = PodPatch(drop_ports=(p,))
+                    ctx.suggest(Change("drop-host-port", "pod", f"don't request host port {format_port(p)}", pod=p1),
+                    )
+        return out

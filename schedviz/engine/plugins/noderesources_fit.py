@@ -15,6 +15,7 @@ Not modelled: DRAExtendedResource (alpha, off by default in v1.35).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,15 @@ from ..apimachinery import ErrorList, validate_label_name
 from ..errors import ConfigError
 from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
 from ..framework.cycle_state import BARE_NODE_INFOS
+from ..framework.diagnosis import (
+    Change,
+    Diagnosis,
+    DiagnosisContext,
+    PodPatch,
+    format_amount,
+    generic,
+    resource_words,
+)
 from ..objects import Pod
 from ..plugin_args import RESOURCE_SPEC, SHAPE_POINT, default_resources, list_of, obj, validate_function_shape
 from ..resources import (
@@ -128,6 +138,33 @@ def validate_args(a: dict[str, Any], features: Mapping[str, bool] | None = None)
         # upstream validation lets this through and NewFit then dereferences a nil pointer
         errs.required(f"{spath}.shape", "at least one point must be specified")
     return errs.items
+
+
+@dataclass
+class _Short:
+    """One resource a node lacks: the pod's request and, per node, deficit, allocatable, in use."""
+
+    resource: str
+    request: int
+    deficit: IntArray
+    alloc: IntArray
+    used: IntArray
+
+
+def _resource_singles(ctx: DiagnosisContext, cols: list[_Short]) -> None:
+    """Request less: for each short resource, the most that one of the rejected nodes has free."""
+    for col in cols:
+        if col.resource == PODS:
+            continue
+        free = col.alloc - col.used
+        usable = free[(free > 0) & (free < col.request)]
+        if len(usable) == 0:
+            continue
+        r, cap = col.resource, int(usable.max())
+        label = "CPU" if r == CPU else r
+        desc = f"request at most {format_amount(r, cap)} {label} (the pod requests {format_amount(r, col.request)})"
+        patch = PodPatch(request_caps=((r, cap),))
+        ctx.suggest(Change("lower-request", "pod", desc, pod=patch))
 
 
 class Fit:
@@ -237,6 +274,88 @@ class Fit:
         bare = state.get(BARE_NODE_INFOS)
         alloc, req = ra.allocatable_and_requested(state.cluster, nodes, self.resources, requests, False, bare)
         return self._scorer(alloc, req)
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """Per short resource: deficit = request - (allocatable - requested) (one pod slot for "Too
+        many pods"); nodes are grouped by equal deficits."""
+        c = ctx.cluster
+        request = pod.resources.fit_requests
+        cols: list[_Short] = []
+        for reason in reasons:
+            if reason == REASON_TOO_MANY_PODS:
+                alloc = c.alloc(PODS)[nodes]
+                used = c.pod_count[nodes]
+                cols.append(_Short(PODS, 1, used + 1 - alloc, alloc, used))
+            elif reason.startswith("Insufficient "):
+                r = reason[len("Insufficient ") :]
+                q = int(request.get(r, 0))
+                alloc = c.alloc(r)[nodes]
+                used = c.requested(r)[nodes]
+                cols.append(_Short(r, q, q - (alloc - used), alloc, used))
+        if not cols:
+            return generic(nodes, reasons, "")
+        keys = np.stack(
+            [col.deficit for col in cols] + [(col.request > col.alloc).astype(np.int64) for col in cols],
+            axis=1,
+        )
+        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        out: list[Diagnosis] = []
+        for g, row in enumerate(uniq.tolist()):
+            sel = inverse == g
+            members = nodes[sel]
+            parts: list[str] = []
+            extra: list[tuple[str, int]] = []
+            never: list[str] = []
+            details: dict[str, Any] = {}
+            for j, col in enumerate(cols):
+                deficit, nv = int(row[j]), bool(row[len(cols) + j])
+                alloc_g, used_g = col.alloc[sel], col.used[sel]
+                free_g = alloc_g - used_g
+                r = col.resource
+                if r == PODS:
+                    uniform = bool((alloc_g == alloc_g[0]).all() and (used_g == used_g[0]).all())
+                    usage = f" ({int(used_g[0])} of {int(alloc_g[0])} pods in use)" if uniform else ""
+                    parts.append(f"needs 1 more pod slot{usage}")
+                else:
+                    uniform = bool((alloc_g == alloc_g[0]).all() and (used_g == used_g[0]).all())
+                    usage = (
+                        f", {format_amount(r, max(int(free_g[0]), 0))} free of {format_amount(r, int(alloc_g[0]))} allocatable"
+                        if uniform
+                        else ""
+                    )
+                    parts.append(
+                        f"needs {resource_words(r, deficit)} (request {format_amount(r, col.request)}{usage})"
+                    )
+                details[r] = {
+                    "request": col.request,
+                    "deficit": deficit,
+                    "text": format_amount(r, deficit),
+                    "allocatable": [int(alloc_g.min()), int(alloc_g.max())],
+                    "free": [int(free_g.min()), int(free_g.max())],
+                    "neverFits": nv,
+                }
+                if nv:
+                    never.append(r)
+                extra.append((r, deficit))
+            text = "; ".join(parts)
+            amounts = " and ".join(resource_words(r, d).replace(" more ", " ") for r, d in extra)
+            if never:
+                text += (
+                    f"; the node could never fit the pod, even empty: its allocatable {', '.join(never)} "
+                    "is smaller than the request"
+                )
+                desc = f"add {amounts} of allocatable capacity to the node (it is too small for the pod even empty)"
+            else:
+                desc = f"free {amounts} on the node (evict pods or add capacity)"
+            change = Change("free-resources", "node", desc, extra=tuple(extra))
+            out.append(Diagnosis(members, text, details, change))
+        if ctx.top:
+            _resource_singles(ctx, cols)
+        return out
 
 
 def _verdicts(n: int, checks: list[tuple[str, BoolArray, BoolArray | None]]) -> Verdicts:

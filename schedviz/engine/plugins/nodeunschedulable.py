@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..framework import Code, CycleState, Handle, Verdicts
+from ..framework.diagnosis import Change, Diagnosis, DiagnosisContext
 from ..objects import Pod
 from ..taints import (
     COMPARISON_OPERATORS_GATE,
@@ -45,3 +46,16 @@ class NodeUnschedulable:
         if tolerations_tolerate_taint(pod_tolerations(pod), UNSCHEDULABLE_TAINT, self.comparison_ops):
             return Verdicts.all_pass(len(nodes))
         return Verdicts.from_mask(unschedulable, Code.UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE)
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """A cordoned node; the change uncordons it."""
+        change = Change(
+            "uncordon",
+            "node",
+            "uncordon the node (clear spec.unschedulable and the node.kubernetes.io/unschedulable taint)",
+            uncordon=True,
+        )
+        return [Diagnosis(nodes, "node is cordoned (spec.unschedulable)", {}, change)]

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..framework.diagnosis import Diagnosis, DiagnosisContext
 from ..framework.interfaces import IntArray
 from ..objects import Pod
 from . import _storage as st
@@ -279,3 +280,10 @@ class NodeVolumeLimits:
             if drv not in names:
                 return drv
         return ""
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """The reasons and the pod's claims, volumes and their topology (_storage.volume_diagnosis)."""
+        return st.volume_diagnosis(ctx, pod, nodes, reasons)

@@ -33,6 +33,7 @@ from ..budget import uninterruptible
 from ..errors import ConfigError, InputError
 from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, PreFilterResult, Status, Verdicts
 from ..framework.cycle_state import BARE_NODE_INFOS
+from ..framework.diagnosis import Change, Diagnosis, DiagnosisContext, PodPatch, generic
 from ..labels import LabelSelector, Requirement
 from ..nodeselectors import label_key_problems, required_node_affinity_mask
 from ..objects import KubeObject, Pod
@@ -949,4 +950,109 @@ class PodTopologySpread:
             out[valid] = MAX_NODE_SCORE
             return out
         out[valid] = MAX_NODE_SCORE * (max_score + min_score - vals) // max_score
+        return out
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """The violated DoNotSchedule constraints, their domains and skews; the changes raise maxSkew
+        or drop the constraint (none when it comes from the profile's defaultConstraints)."""
+        plugin = self
+        state = CycleState(ctx.cluster)
+        _, s = plugin.pre_filter(state, pod)
+        pfs = state.get(PRE_FILTER_STATE_KEY)
+        if not s.is_success() or not isinstance(pfs, PreFilterState):
+            return generic(nodes, (ERR_REASON_CONSTRAINTS_NOT_MATCH,), "")
+        own = plugin.constraints(pod, ctx.cluster.objects).has_own
+        raw = pod.spec.get("topologySpreadConstraints") or []
+        raw_index = [
+            i
+            for i, r in enumerate(raw)
+            if isinstance(r, dict) and r.get("whenUnsatisfiable") == "DoNotSchedule"
+        ]
+        rows = []
+        for e in pfs.entries:
+            codes = e.codes[nodes]
+            missing = codes < 0
+            match = np.where(missing, 0, e.counts[np.maximum(codes, 0)] if len(e.counts) else 0)
+            skew = match + e.self_match - e.min_match
+            bad = missing | (skew > e.constraint.max_skew)
+            rows.append((bad, codes, match, skew))
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for pos in range(len(nodes)):
+            sig = tuple(
+                (k, int(codes[pos]), int(match[pos]), int(skew[pos]))
+                for k, (bad, codes, match, skew) in enumerate(rows)
+                if bad[pos]
+            )
+            groups.setdefault(sig, []).append(pos)
+        out = []
+        for sig, positions in groups.items():
+            members = nodes[np.asarray(positions, dtype=np.int64)]
+            if not sig:
+                out.append(Diagnosis(members, "no violated spread constraint found", {}, None))
+                continue
+            problems = []
+            skews: list[tuple[int, int]] = []
+            drops: list[int] = []
+            descs = []
+            details = []
+            for k, code, matching, needed in sig:
+                e = pfs.entries[k]
+                con = e.constraint
+                head = f"spread constraint {k} (topologyKey {con.topology_key}, maxSkew {con.max_skew})"
+                ri = raw_index[k] if own and k < len(raw_index) else None
+                if code < 0:
+                    problems.append(f"{head}: node has no label {con.topology_key}")
+                    details.append({"constraint": k, "missingLabel": con.topology_key})
+                    if ri is not None:
+                        drops.append(ri)
+                        descs.append(f"drop the {con.topology_key} spread constraint")
+                    continue
+                value = e.values[code]
+                domains = int(e.domains.sum())
+                mins = (
+                    f"global minimum {e.min_match}"
+                    if domains >= con.min_domains
+                    else f"global minimum 0 ({domains} domain(s) < minDomains {con.min_domains})"
+                )
+                self_part = " + 1 for this pod" if e.self_match else ""
+                problems.append(
+                    f"{head}: {con.topology_key}={value} has {matching} matching pod(s){self_part}, {mins}: "
+                    f"skew {needed} > {con.max_skew}"
+                )
+                details.append(
+                    {
+                        "constraint": k,
+                        "domain": value,
+                        "matching": matching,
+                        "globalMinimum": e.min_match,
+                        "skew": needed,
+                    }
+                )
+                if ri is not None:
+                    skews.append((ri, needed))
+                    descs.append(f"raise maxSkew of the {con.topology_key} spread constraint to {needed}")
+            if not own:
+                out.append(
+                    Diagnosis(
+                        members,
+                        "; ".join(problems) + " (the constraint comes from the profile's defaultConstraints)",
+                        {"constraints": details},
+                        None,
+                    )
+                )
+                continue
+            patch = PodPatch(spread_skew=tuple(sorted(skews)), drop_spread=tuple(sorted(drops)))
+            change = Change("relax-spread", "pod", " and ".join(descs), pod=patch)
+            out.append(Diagnosis(members, "; ".join(problems), {"constraints": details}, change))
+            if ctx.top:
+                ctx.suggest(change)
+                for k, *_ in sig:
+                    if k < len(raw_index):
+                        p1 = PodPatch(drop_spread=(raw_index[k],))
+                        key = pfs.entries[k].constraint.topology_key
+                        ctx.suggest(Change("relax-spread", "pod", f"drop the {key} spread constraint", pod=p1)
+                        )
         return out

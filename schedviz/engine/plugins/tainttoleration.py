@@ -13,14 +13,25 @@ import numpy as np
 import numpy.typing as npt
 
 from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, Status, Verdicts
+from ..framework.diagnosis import (
+    Change,
+    Diagnosis,
+    DiagnosisContext,
+    PodPatch,
+    format_taint,
+    toleration_dicts,
+)
 from ..objects import Pod
 from ..taints import (
     COMPARISON_OPERATORS_GATE,
     DO_NOT_SCHEDULE,
     PREFER_NO_SCHEDULE,
     PREFER_NOT,
+    Taint,
     Toleration,
     pod_tolerations,
+    taint_groups,
+    tolerations_tolerate_taint,
     untolerated_count,
     untolerated_mask,
 )
@@ -64,3 +75,50 @@ class TaintToleration:
 
     def normalize_score(self, state: CycleState, pod: Pod, nodes: IntArray, scores: IntArray) -> IntArray:
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """The untolerated NoSchedule/NoExecute taints; the change tolerates them."""
+        groups = taint_groups(ctx.cluster)
+        comparison = bool(getattr(self, "comparison_ops", False))
+        tolerations = pod_tolerations(pod)
+        ids = groups.ids[nodes]
+        by_taints: dict[tuple[Taint, ...], list[IntArray]] = {}
+        for gid in np.unique(ids).tolist():
+            bad = tuple(
+                t
+                for t in groups.sets[gid]
+                if t.effect in DO_NOT_SCHEDULE and not tolerations_tolerate_taint(tolerations, t, comparison)
+            )
+            by_taints.setdefault(bad, []).append(nodes[ids == gid])
+        out = []
+        for bad, parts in by_taints.items():
+            members = np.sort(np.concatenate(parts))
+            if not bad:
+                out.append(Diagnosis(members, "no untolerated NoSchedule/NoExecute taint found", {}, None))
+                continue
+            names = [format_taint(t) for t in bad]
+            patch = PodPatch(tolerate=tuple(sorted(bad)))
+            change = Change(
+                "tolerate",
+                "pod",
+                "tolerate " + ", ".join(names),
+                pod=patch,
+                details={"tolerations": toleration_dicts(bad)},
+            )
+            out.append(Diagnosis(members, "untolerated taint(s): " + ", ".join(names), {"taints": names}, change))
+            if ctx.top:
+                for t in bad:
+                    p1 = PodPatch(tolerate=(t,))
+                    ctx.suggest(Change(
+                            "tolerate",
+                            "pod",
+                            f"tolerate {format_taint(t)}",
+                            pod=p1,
+                            details={"tolerations": toleration_dicts((t,))},
+                        ),
+                    )
+                ctx.suggest(change)
+        return out

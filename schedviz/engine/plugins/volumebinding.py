@@ -33,6 +33,7 @@ import numpy.typing as npt
 from .. import quantity
 from ..apimachinery import ErrorList
 from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..framework.diagnosis import Diagnosis, DiagnosisContext
 from ..framework.interfaces import IntArray
 from ..objects import Pod
 from ..plugin_args import MAX_CUSTOM_PRIORITY_SCORE, SHAPE_POINT, gates, list_of, obj, validate_function_shape
@@ -851,3 +852,10 @@ class VolumeBinding:
                 pu, ps = shape[i - 1]
                 return ps + st.go_div((score - ps) * (p - pu), util - pu)
         return shape[-1][1]
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """The reasons and the pod's claims, volumes and their topology (_storage.volume_diagnosis)."""
+        return st.volume_diagnosis(ctx, pod, nodes, reasons)

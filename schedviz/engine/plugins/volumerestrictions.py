@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..framework.diagnosis import Diagnosis, DiagnosisContext
 from ..framework.interfaces import IntArray
 from ..objects import Pod
 from . import _storage as st
@@ -211,3 +212,10 @@ class VolumeRestrictions:
         elif s.conflicting_refs > 0:
             b.reject(np.ones(len(nodes), dtype=bool), Code.Unschedulable, ERR_REASON_RWOP_CONFLICT)
         return b.done()
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """The reasons and the pod's claims, volumes and their topology (_storage.volume_diagnosis)."""
+        return st.volume_diagnosis(ctx, pod, nodes, reasons)

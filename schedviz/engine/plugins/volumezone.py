@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ..framework.diagnosis import Diagnosis, DiagnosisContext
 from ..framework.interfaces import IntArray
 from ..objects import Pod
 from . import _storage as st
@@ -152,3 +153,10 @@ class VolumeZone:
             ok &= matched
         b.reject(constrained & ~ok, Code.UnschedulableAndUnresolvable, ERR_REASON_CONFLICT)
         return b.done()
+
+    # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
+    def diagnose(
+        self, ctx: DiagnosisContext, pod: Pod, nodes: IntArray, reasons: tuple[str, ...]
+    ) -> list[Diagnosis] | None:
+        """The reasons and the pod's claims, volumes and their topology (_storage.volume_diagnosis)."""
+        return st.volume_diagnosis(ctx, pod, nodes, reasons)

@@ -81,6 +81,8 @@ _OPTIONAL: dict[str, tuple[str, ...]] = {
     "pre_bind_pre_flight": ("state", "pod", "node"),
     "add_pod": ("state", "pod", "pod_to_add", "node"),
     "remove_pod": ("state", "pod", "pod_to_remove", "node"),
+    # what explain asks a plugin about the nodes it rejected (framework/diagnosis.py)
+    "diagnose": ("ctx", "pod", "nodes", "reasons"),
 }
 # Class-level args hooks the configuration calls before the plugin is built (config/plugins.py); an
 # in-tree plugin declares them exactly as a custom one does.
