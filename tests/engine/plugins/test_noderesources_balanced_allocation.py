@@ -10,8 +10,8 @@ import pytest
 from schedviz.engine.cluster import ClusterState
 from schedviz.engine.framework import CycleState, Handle
 from schedviz.engine.objects import Node, Pod
-from schedviz.engine.plugins import resource_allocation as ra
-from schedviz.engine.plugins.noderesources_balanced_allocation import PRE_SCORE_STATE_KEY, BalancedAllocation
+from schedviz.engine.plugins.noderesources import resource_allocation as ra
+from schedviz.engine.plugins.noderesources.balanced_allocation import PRE_SCORE_STATE_KEY, BalancedAllocation
 
 GPU = "nvidia.com/gpu"
 Req = dict[str, str]

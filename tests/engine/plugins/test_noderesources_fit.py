@@ -13,8 +13,8 @@ from schedviz.engine.cluster import ClusterState
 from schedviz.engine.errors import ConfigError
 from schedviz.engine.framework import Code, CycleState, Handle
 from schedviz.engine.objects import Node, Pod
-from schedviz.engine.plugins import resource_allocation as ra
-from schedviz.engine.plugins.noderesources_fit import PRE_FILTER_STATE_KEY, Fit
+from schedviz.engine.plugins.noderesources import resource_allocation as ra
+from schedviz.engine.plugins.noderesources.fit import PRE_FILTER_STATE_KEY, Fit
 from schedviz.engine.resources import DEFAULT_MEMORY_REQUEST
 
 EXT_A = "example.com/aaa"

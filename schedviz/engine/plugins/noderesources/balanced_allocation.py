@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..apimachinery import ErrorList
-from ..framework import CycleState, Handle, Status
-from ..framework.cycle_state import BARE_NODE_INFOS
-from ..objects import Pod
-from ..plugin_args import RESOURCE_SPEC, default_resources, list_of, obj
-from ..resources import ParsedPodResources
+from ...apimachinery import ErrorList
+from ...framework import CycleState, Handle, Status
+from ...framework.cycle_state import BARE_NODE_INFOS
+from ...objects import Pod
+from ...plugin_args import RESOURCE_SPEC, default_resources, list_of, obj
+from ...resources import ParsedPodResources
 from . import resource_allocation as ra
 
 IntArray = npt.NDArray[np.int64]

@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..apimachinery import ErrorList, validate_label_name
-from ..errors import ConfigError
-from ..framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
-from ..framework.cycle_state import BARE_NODE_INFOS
-from ..framework.diagnosis import (
+from ...apimachinery import ErrorList, validate_label_name
+from ...errors import ConfigError
+from ...framework import Code, CycleState, Handle, PreFilterResult, Status, Verdicts
+from ...framework.cycle_state import BARE_NODE_INFOS
+from ...framework.diagnosis import (
     Change,
     Diagnosis,
     DiagnosisContext,
@@ -34,9 +34,16 @@ from ..framework.diagnosis import (
     generic,
     resource_words,
 )
-from ..objects import Pod
-from ..plugin_args import RESOURCE_SPEC, SHAPE_POINT, default_resources, list_of, obj, validate_function_shape
-from ..resources import (
+from ...objects import Pod
+from ...plugin_args import (
+    RESOURCE_SPEC,
+    SHAPE_POINT,
+    default_resources,
+    list_of,
+    obj,
+    validate_function_shape,
+)
+from ...resources import (
     CPU,
     EPHEMERAL_STORAGE,
     MEMORY,

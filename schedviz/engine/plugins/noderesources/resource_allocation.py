@@ -19,10 +19,10 @@ from decimal import Decimal
 import numpy as np
 import numpy.typing as npt
 
-from ..cluster import ClusterState
-from ..errors import ConfigError
-from ..framework import MAX_NODE_SCORE
-from ..resources import (
+from ...cluster import ClusterState
+from ...errors import ConfigError
+from ...framework import MAX_NODE_SCORE
+from ...resources import (
     CPU,
     EPHEMERAL_STORAGE,
     MEMORY,
@@ -32,7 +32,7 @@ from ..resources import (
     pod_requests,
     to_units,
 )
-from .helper import go_div
+from ..helper import go_div
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
