@@ -15,9 +15,9 @@ import pytest
 from schedviz.engine.errors import InputError
 from schedviz.engine.framework import Code
 from schedviz.engine.plugins.dynamicresources import cel as _cel
-from tests.engine.plugins import test_cel
 from tests.engine.plugins._storage_builders import device, device_class, exact, resource_claim, resource_slice
-from tests.engine.plugins.test_dynamicresources import GPU, replay_of, verdicts
+from tests.engine.plugins.dynamicresources.cel import test_cel
+from tests.engine.plugins.dynamicresources.test_dynamicresources import GPU, replay_of, verdicts
 
 ENV = test_cel.ENV
 LIMIT = _cel.CEL_SELECTOR_EXPRESSION_MAX_COST

@@ -18,8 +18,7 @@ from schedviz.engine.objects import KubeObject, Node, Pod
 from schedviz.engine.runtime import registry
 from schedviz.engine.runtime.replay import Replay, ReplayOptions, start_time
 from schedviz.engine.trace import CycleRecord
-
-from .builders import node, pod
+from tests.engine.builders import node, pod
 
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z, the builders' creationTimestamp
 LOG: list[str] = []

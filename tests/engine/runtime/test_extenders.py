@@ -39,8 +39,7 @@ from schedviz.engine.runtime.extenders import (
     decode_answer,
 )
 from schedviz.engine.runtime.replay import Replay
-
-from .builders import container, node, pod
+from tests.engine.builders import container, node, pod
 
 V1 = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 NO_SCORE = {"schedulerName": "default-scheduler", "plugins": {"score": {"disabled": [{"name": "*"}]}}}

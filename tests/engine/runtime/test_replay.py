@@ -14,8 +14,7 @@ from schedviz.engine.objects import Node, Pod
 from schedviz.engine.runtime import registry
 from schedviz.engine.runtime.replay import Replay, fit_error_message, num_feasible_nodes_to_find
 from schedviz.engine.trace import NOT_EVALUATED
-
-from .builders import node, pod
+from tests.engine.builders import node, pod
 
 
 def snapshot(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], objects: list[Any] = ()) -> Snapshot:  # type: ignore[assignment]

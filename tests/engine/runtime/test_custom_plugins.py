@@ -26,8 +26,7 @@ from schedviz.engine.runtime.registry import PluginError
 from schedviz.engine.trace import ReplayTrace
 from schedviz.plugins_examples.gpu_binpack import GpuBinpack
 from schedviz.plugins_examples.label_permit import LabelPermit
-
-from .builders import container, node, pod
+from tests.engine.builders import container, node, pod
 
 GPU = "nvidia.com/gpu"
 GPU_MODULE = "schedviz.plugins_examples.gpu_binpack"
@@ -727,7 +726,7 @@ def test_settings_read_the_environment_variable() -> None:
         capture_output=True,
         text=True,
         check=True,
-        cwd=Path(__file__).parents[2],
+        cwd=Path(__file__).parents[3],
     ).stdout
     assert out.strip() == repr([GPU_MODULE, f"{PERMIT_MODULE}:LabelPermit"])
 

@@ -1670,7 +1670,7 @@ def test_bad_durations(text: str) -> None:
 
 def _conformance_dir() -> Path | None:
     for d in (
-        Path(__file__).resolve().parents[1] / "conformance" / "fixtures",
+        Path(__file__).resolve().parents[2] / "conformance" / "fixtures",
         Path("/work/shared/conformance"),
     ):
         if d.is_dir():

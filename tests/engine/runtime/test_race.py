@@ -35,8 +35,7 @@ from schedviz.engine.runtime.race import (
     race,
 )
 from schedviz.engine.runtime.replay import Replay, ReplayOptions
-
-from .builders import cluster, container, node, pod
+from tests.engine.builders import cluster, container, node, pod
 
 T0 = 1767225600.0  # the builders' creationTimestamp
 

@@ -24,8 +24,7 @@ from schedviz.engine.runtime import registry
 from schedviz.engine.runtime.queue import SchedulingQueue
 from schedviz.engine.runtime.replay import Replay, ReplayOptions
 from schedviz.engine.trace import CycleRecord, ReplayTrace
-
-from .builders import node, pod
+from tests.engine.builders import node, pod
 
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z: the builders' creationTimestamp, where the clock starts
 NS = 1_000_000_000

@@ -16,9 +16,8 @@ from schedviz.engine import InputError, ReplayOptions, load_config, replay
 from schedviz.engine.explain import Explanation, Fix, explain, format_amount, format_bytes, node_story
 from schedviz.engine.loader import Snapshot
 from schedviz.engine.objects import KubeObject, Node, Pod
-
-from .builders import container, node, pod
-from .plugins._storage_builders import pv, pvc
+from tests.engine.builders import container, node, pod
+from tests.engine.plugins._storage_builders import pv, pvc
 
 Z = "topology.kubernetes.io/zone"
 GPU_TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
@@ -570,7 +569,7 @@ def test_cli_bad_input_exits_2(
 
 
 # ----- every "fits" claim, re-checked through the snapshot itself ------------------------------------
-FIXTURES = Path(__file__).parent.parent / "conformance" / "fixtures" / "basic"
+FIXTURES = Path(__file__).parents[2] / "conformance" / "fixtures" / "basic"
 
 
 def _with_change(snap: Snapshot, target: str, placed: dict[str, str], fix: Fix, node_name: str) -> Snapshot:
