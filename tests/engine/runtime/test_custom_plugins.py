@@ -787,3 +787,35 @@ def test_a_diagnose_hook_with_the_wrong_parameters_is_refused() -> None:
             return None
 
     assert any("diagnose() must accept (ctx, pod, nodes, reasons)" in p for p in registry.check_plugin_class(Bad))
+
+
+class _Typed:
+    """A custom plugin whose args have a type, as in-tree plugins' do (plugin_args.obj)."""
+
+    name = "example.com/Typed"
+    args_type = ("obj", "v1.TypedArgs", {"limit": "int32"})
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        self.limit = args["limit"]
+
+    @staticmethod
+    def default_args(args: dict[str, Any], features: Any = None) -> dict[str, Any]:
+        assert features is not None and "StorageCapacityScoring" in features
+        return {"limit": 3, **args}
+
+    def score(self, state: CycleState, pod: Any, nodes: Any) -> Any:
+        import numpy as np
+
+        return np.full(len(nodes), self.limit, dtype=np.int64)
+
+
+def test_a_custom_plugin_may_declare_typed_args() -> None:
+    """args_type: decoded strictly (unknown fields and wrong types are errors), then defaulted with the
+    feature gates in force, exactly as an in-tree plugin's args."""
+    registry.register(_Typed)
+    cfg = load(only_score(_Typed.name))
+    assert cfg.profiles[0].plugin_args[_Typed.name] == {"limit": 3}
+    assert sorted(problems(only_score(_Typed.name, {"limit": "x", "other": 1}))) == [
+        "json: cannot unmarshal string into Go struct field profiles[0].pluginConfig[0].args.limit of type int32",
+        'strict decoding error: unknown field "profiles[0].pluginConfig[0].args.other"',
+    ]
