@@ -47,6 +47,7 @@ from decimal import ROUND_UP, Decimal
 from typing import Any
 
 from . import quantity as _quantity
+from .cel import CelCompileError, CelRefused, CelUnsupported, compile_selector
 from .config import is_dns1123_subdomain, is_label_key, is_label_value
 from .errors import InputError
 from .resources import (
@@ -1835,9 +1836,7 @@ class Validator:
     def device_class(self, obj: JSON, errs: Errs) -> None:
         """ValidateDeviceClass: a DNS-subdomain name; each selector holds a CEL selector."""
         validate_object_meta(obj, False, _subdomain, errs)
-        for i, s in enumerate(_items(_map(obj.get("spec")).get("selectors"))):
-            if isinstance(s, dict) and s.get("cel") is None:
-                errs.required(f"spec.selectors[{i}].cel")
+        _validate_selectors(_map(obj.get("spec")).get("selectors"), "spec", errs)
 
     def resource_slice(self, obj: JSON, errs: Errs) -> None:
         """ValidateResourceSlice / validateResourceSliceSpec: driver, pool, where the devices are,
@@ -2187,6 +2186,28 @@ def _validate_request_ref(ref: str, path: str, known: Mapping[str, set[str] | No
         errs.invalid(path, ref, detail)
 
 
+def _validate_selectors(selectors: Any, path: str, errs: Errs) -> None:
+    """Device selectors: each holds a CEL selector within the API server's limits (validation.go
+    validateCELSelector: CELSelectorExpressionMaxLength, and the estimated cost against
+    CELSelectorExpressionMaxCost; engine/cel). Expressions that do not compile are left to the
+    DynamicResources plugin, which reports them in the cycle as kube-scheduler's cache does."""
+    for i, s in enumerate(_items(selectors)):
+        if not isinstance(s, dict):
+            continue
+        if s.get("cel") is None:
+            errs.required(f"{path}.selectors[{i}].cel")
+            continue
+        expression = _map(s.get("cel")).get("expression")
+        if not isinstance(expression, str):
+            continue
+        try:
+            compile_selector(expression, validate=True)
+        except CelRefused as refused:
+            errs.append(FieldError(f"{path}.selectors[{i}].cel.expression", str(refused)))
+        except (CelCompileError, CelUnsupported):
+            pass
+
+
 def _validate_exact_request(r: JSON, path: str, errs: Errs) -> None:
     """validateExactDeviceRequest / validateDeviceSubRequest (selectors' CEL not compiled)."""
     cls = _str(r.get("deviceClassName")) or ""
@@ -2195,9 +2216,7 @@ def _validate_exact_request(r: JSON, path: str, errs: Errs) -> None:
     else:
         for msg in dns1123_subdomain_msgs(cls):
             errs.invalid(f"{path}.deviceClassName", cls, msg)
-    for i, s in enumerate(_items(r.get("selectors"))):
-        if isinstance(s, dict) and s.get("cel") is None:
-            errs.required(f"{path}.selectors[{i}].cel")
+    _validate_selectors(r.get("selectors"), path, errs)
     mode_raw = r.get("allocationMode")
     mode = "ExactCount" if mode_raw is None or mode_raw == "" else (_str(mode_raw) or "")
     count = _int(r.get("count"))

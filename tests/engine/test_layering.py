@@ -8,7 +8,9 @@ the bottom up:
 - vocabulary: errors, Kubernetes quantities, field errors/durations/name formats (apimachinery),
   feature gates, YAML bounds;
 - model: the objects of a snapshot and the cluster state built from them, with the helpers that read
-  them (labels, resources, taints, node selectors) and the replay's budget;
+  them (labels, resources, taints, node selectors), the replay's budget, and CEL as Kubernetes
+  evaluates and limits it (device selectors: the API server's validation and the DynamicResources
+  plugin both use it);
 - framework: the plugin contract (statuses, cycle state, extension point protocols, the stage a trace
   records, the extender interface, what a diagnosis says);
 - records: the trace format and the helpers plugins write their args declarations with;
@@ -35,7 +37,7 @@ PACKAGE = "schedviz.engine"
 # bottom up; a module belongs to the first layer one of whose prefixes names it or a package holding it
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("vocabulary", ("errors", "quantity", "yamlbounds", "apimachinery", "features")),
-    ("model", ("budget", "labels", "resources", "objects", "cluster", "taints", "nodeselectors")),
+    ("model", ("budget", "labels", "resources", "objects", "cluster", "taints", "nodeselectors", "cel")),
     ("framework", ("framework",)),
     ("records", ("trace", "plugin_args")),
     ("registry", ("runtime.registry",)),

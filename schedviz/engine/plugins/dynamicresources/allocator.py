@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ... import cel
 from ...errors import InputError
 from .. import _storage as st
-from . import cel
 from .claims import ALLOCATION_RESULTS_MAX_SIZE, JSON, DeviceID, _AllocError, claim_ref, device_holders
 from .slices import (
     _MAX_VERDICTS,

@@ -10,10 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from ... import quantity
+from ... import cel, quantity
 from ...errors import InputError
 from .. import _storage as st
-from . import cel
 from .claims import _SLICES_KEY, JSON, claim_ref
 
 # ----- requests, devices and slices ---------------------------------------------------------------

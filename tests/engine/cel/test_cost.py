@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from schedviz.engine import cel as _cel
 from schedviz.engine.errors import InputError
 from schedviz.engine.framework import Code
-from schedviz.engine.plugins.dynamicresources import cel as _cel
+from tests.engine.cel import test_cel
 from tests.engine.plugins._storage_builders import device, device_class, exact, resource_claim, resource_slice
-from tests.engine.plugins.dynamicresources.cel import test_cel
 from tests.engine.plugins.dynamicresources.test_dynamicresources import GPU, replay_of, verdicts
 
 ENV = test_cel.ENV
@@ -190,14 +190,15 @@ def test_a_replay_with_an_over_cost_selector_is_an_input_error() -> None:
 
     with pytest.raises(InputError) as info:
         replay_of(snapshot_of_the_report(MILLION), [pod("p", **pod_claims("c"))], nodes=[node("n0")])
+    # refused when the snapshot is read, as the API server would have refused the object
     assert str(info.value) == (
-        "DeviceClass gpu: field spec.selectors[0].cel.expression: Forbidden: too complex, exceeds cost limit"
+        "snapshot: DeviceClass gpu: spec.selectors[0].cel.expression: Forbidden: too complex, exceeds cost limit"
     )
     objects = snapshot_of_the_report("true", MILLION)
     with pytest.raises(InputError) as info:
         replay_of(objects, [pod("p", **pod_claims("c"))], nodes=[node("n0")])
     assert str(info.value) == (
-        "ResourceClaim default/c: field spec.devices.requests[0].exactly.selectors[0].cel.expression: "
+        "snapshot: ResourceClaim default/c: spec.devices.requests[0].exactly.selectors[0].cel.expression: "
         "Forbidden: too complex, exceeds cost limit"
     )
 
@@ -291,3 +292,19 @@ def test_ordinary_replays_are_unaffected() -> None:
     r = replay_of(objects, [pod("p", **pod_claims("c"))], nodes=[node("n0")])
     cycle = r.trace.cycle("default/p")
     assert (cycle.result, cycle.selected_node) == ("Scheduled", "n0")
+
+
+def test_a_snapshot_with_an_over_cost_selector_is_refused_when_it_is_read() -> None:
+    """As the API server refuses it at admission: the snapshot is broken before any replay."""
+    import yaml
+
+    from schedviz.engine import load_texts
+    from tests.engine.builders import node
+
+    text = yaml.safe_dump_all([node("n0"), device_class("gpu", MILLION)])
+    with pytest.raises(InputError) as info:
+        load_texts([("cluster.yaml", text)])
+    assert str(info.value) == (
+        "cluster.yaml: DeviceClass gpu: spec.selectors[0].cel.expression: Forbidden: too complex, exceeds cost limit"
+    )
+    load_texts([("cluster.yaml", yaml.safe_dump_all([node("n0"), device_class("gpu", "true")]))])

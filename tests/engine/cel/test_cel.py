@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from schedviz.engine.plugins.dynamicresources import cel as _cel
+from schedviz.engine import cel as _cel
 
 ENV = _cel.device_env(
     "gpu.example.com",

@@ -14,8 +14,8 @@ from typing import Any
 from celpy import celtypes as ct
 from celpy.evaluation import CELEvalError
 
-from .... import quantity as qty
-from ....errors import InputError
+from .. import quantity as qty
+from ..errors import InputError
 from .values import _SETS, INT64_MAX, INT64_MIN, CelError, Quantity, Semver, parse_semver
 
 # ----- functions -----------------------------------------------------------------------------------
