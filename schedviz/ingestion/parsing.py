@@ -56,7 +56,6 @@ from schedviz.engine.config import load_config
 from schedviz.engine.errors import ConfigError, InputError
 from schedviz.engine.loader import KEPT_KINDS, Snapshot, load_objects
 from schedviz.engine.objects import KubeObject, Node, Pod
-from schedviz.engine.runtime import registry
 from schedviz.engine.validation import Validator, object_ident
 
 MiB = 1024 * 1024
@@ -1381,7 +1380,7 @@ class _Ingest:
         elif self.configs:
             config, where = self.configs[0]
             try:
-                load_config(json.loads(json.dumps(config)), implements=registry.implements_table())
+                load_config(json.loads(json.dumps(config)))
             except ConfigError as exc:
                 for msg in exc.problems:
                     self.problems.add(

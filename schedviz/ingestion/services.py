@@ -8,7 +8,6 @@ from django.db import IntegrityError, transaction
 
 from schedviz.engine.config import load_config, parse_config_text
 from schedviz.engine.errors import ConfigError, InputError
-from schedviz.engine.runtime import registry
 from schedviz.outbound import extenders as outbound_extenders
 
 from .models import Snapshot, pack
@@ -22,7 +21,7 @@ def validate_config_text(text: str, source: str = "config", extenders: str = "ca
     ``schedviz.outbound.extenders``). Raises ConfigError/InputError. The text's content is kept
     whole: what is skipped is decided again where it runs."""
     raw = parse_config_text(text)
-    load_config(raw, implements=registry.implements_table(), name=source)
+    load_config(raw, name=source)
     if not isinstance(raw, dict):
         raise ConfigError(["expected a KubeSchedulerConfiguration object"], source)
     outbound_extenders.vet(raw, extenders, source)

@@ -224,8 +224,7 @@ def vet(
     if not isinstance(raw, dict):
         raise ConfigError(["expected a KubeSchedulerConfiguration object"], source)
     check_paths(raw, source)
-    from schedviz.engine.runtime import registry
 
-    cfg = load_config(raw, implements=registry.implements_table(), name=source or "config")
+    cfg = load_config(raw, name=source or "config")
     skipped = check_extenders(cfg, mode, source, policy)
     return without(raw, skipped), skipped

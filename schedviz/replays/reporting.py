@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from schedviz.engine.config import load_config
 from schedviz.engine.errors import SchedVizError
-from schedviz.engine.runtime import registry
 from schedviz.engine.runtime.replay import ReplayOptions
 from schedviz.ingestion.models import Snapshot
 from schedviz.outbound import extenders as outbound_extenders
@@ -81,9 +80,8 @@ def run_report(report_id: Any) -> str:
     budget = budget_for()  # each cycle bounded as a replay's is (SCHEDVIZ_CYCLE_SECONDS)
     try:
         snap = rep.snapshot.engine_snapshot()
-        impl = registry.implements_table()
-        cand = load_config(rep.candidate if rep.candidate is not None else snap.config, implements=impl)
-        base = load_config(rep.baseline, implements=impl) if rep.has_baseline else None
+        cand = load_config(rep.candidate if rep.candidate is not None else snap.config)
+        base = load_config(rep.baseline) if rep.has_baseline else None
         options = ReplayOptions(extender_transport=outbound_extenders.transport(), budget=budget)
         result = build_report(snap, cand, base, options)
         if rep.options.get("extendersNotCalled"):

@@ -34,7 +34,6 @@ from schedviz.engine import ConfigError, InputError, SchedVizError
 from schedviz.engine.budget import Budget, ReplayStopped
 from schedviz.engine.config import load_config
 from schedviz.engine.loader import load_objects
-from schedviz.engine.runtime import registry
 from schedviz.engine.runtime.replay import Replay as EngineReplay
 from schedviz.engine.runtime.replay import ReplayOptions
 from schedviz.engine.trace import SCHEDULING, CycleRecord
@@ -261,7 +260,7 @@ def _run_bounded(replay: Replay, budget: Budget) -> str:
     raw_config = replay.config if replay.config is not None else snap.config
     with budget.phase("reading the snapshot and the configuration"):  # engine work only: no database
         snapshot = load_objects(objects, snap.config, snap.name)
-        config = load_config(raw_config, implements=registry.implements_table())
+        config = load_config(raw_config)
     engine = EngineReplay(snapshot, config, engine_options(replay.options, budget))
     total = len(engine.queue())
     names = engine.cluster.names

@@ -9,7 +9,6 @@ from django.utils import timezone
 
 from schedviz.engine.config import load_config, parse_config_text
 from schedviz.engine.errors import ConfigError, InputError
-from schedviz.engine.runtime import registry
 from schedviz.engine.trace import ReplayTrace
 from schedviz.ingestion.models import Snapshot
 from schedviz.outbound import extenders as outbound_extenders
@@ -113,7 +112,7 @@ def describe_config(text: str, extenders: str = "call") -> dict[str, Any]:
     """Validation result of a configuration text: problems, or the profiles with their plugins."""
     try:
         raw = parse_config_text(text)
-        cfg = load_config(raw, implements=registry.implements_table())
+        cfg = load_config(raw)
         _, skipped = outbound_extenders.vet(raw, extenders)
     except (ConfigError, InputError) as exc:
         return {"valid": False, "problems": getattr(exc, "problems", None) or [str(exc)]}
@@ -173,7 +172,7 @@ def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
             raise ValueError(f"node: no node {n!r} in the replay's snapshot")
     # a pod that is not pending (bound or finished) has no cycle: the engine says why (InputError)
     raw = replay.config if replay.config is not None else snapshot.config
-    cfg = _load(raw, implements=registry.implements_table())
+    cfg = _load(raw)
     budget = budget_for()
     options = ReplayOptions(
         all_nodes=bool(replay.options.get("allNodes")),

@@ -30,7 +30,6 @@ from schedviz.engine import (
 from schedviz.engine.cluster import ClusterState
 from schedviz.engine.config import parse_config_text
 from schedviz.engine.quantity import CPU, MEMORY, PODS
-from schedviz.engine.runtime import registry
 from schedviz.engine.runtime.replay import Replay
 from schedviz.engine.trace import CycleRecord, ReplayTrace
 
@@ -403,11 +402,10 @@ def load_inputs(
     snap = load_texts(texts)
     if not snap.name:
         snap.name = ", ".join(n for n, _ in texts)
-    impl = registry.implements_table()
-    cand = load_config(parse_config_text(config[1], config[0]), implements=impl, name=config[0])
+    cand = load_config(parse_config_text(config[1], config[0]), name=config[0])
     base = None
     if baseline is not None:
-        base = load_config(parse_config_text(baseline[1], baseline[0]), implements=impl, name=baseline[0])
+        base = load_config(parse_config_text(baseline[1], baseline[0]), name=baseline[0])
     return snap, cand, base
 
 
