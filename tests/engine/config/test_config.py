@@ -1700,3 +1700,22 @@ def test_conformance_configs(scenario: Path) -> None:
         skipped = set(result.get("skippedScorePlugins") or [])
         scored = set(result.get("scores") or {})
         assert skipped | scored == set(p.score_weights()), result["pod"]
+
+
+def test_a_negative_score_weight_is_accepted_as_kube_scheduler_accepts_it() -> None:
+    """v1.35.4 validates no score-plugin weight: validation.go has no rule for it, and the framework
+    (framework/runtime/framework.go getScoreWeights) only turns 0 into 1 and checks that the weighted
+    maximum cannot overflow int64. A negative weight is a penalty, and replays must keep it."""
+    cfg = load_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "plugins": {"score": {"enabled": [{"name": "ImageLocality", "weight": -3}]}},
+                }
+            ],
+        }
+    )
+    assert cfg.profiles[0].score_weights()["ImageLocality"] == -3
