@@ -19,6 +19,8 @@ SAMPLE = Path(__file__).parent / "samples" / "cluster.yaml"
 
 
 def _replay(args: argparse.Namespace) -> int:
+    if args.format == "jsonl" and args.pretty:
+        raise SchedVizError("--pretty does not apply to --format jsonl (one JSON object per line)")
     snapshot = load_paths(args.paths)
     cfg_source: Any = snapshot.config
     if args.config:
@@ -27,12 +29,17 @@ def _replay(args: argparse.Namespace) -> int:
     preemption = getattr(args, "preemption", None) or "evict"
     with _budget(args) as budget:
         rp = Replay(snapshot, config, ReplayOptions(all_nodes=args.all_nodes, preemption=preemption, budget=budget))
+        if args.format in ("json", "jsonl"):
+            # written cycle by cycle as the replay produces them; memory holds one cycle's expansion
+            from .tools.trace_stream import write_json, write_jsonl
+
+            if args.format == "json":
+                write_json(rp.trace, rp.cycles(), sys.stdout, indent=1 if args.pretty else None)
+            else:
+                write_jsonl(rp.trace, rp.cycles(), sys.stdout)
+            return 0
         trace = rp.run()
-    if args.format == "json":
-        json.dump(trace.to_dict(), sys.stdout, indent=1 if args.pretty else None)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(render_table(trace, top=args.top))
+    sys.stdout.write(render_table(trace, top=args.top))
     return 0
 
 
@@ -92,19 +99,37 @@ def _top_nodes(trace: ReplayTrace, c: CycleRecord, top: int) -> list[str]:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .tools.bench_engine import run_bench
+    from .tools.bench_engine import run_bench, summary
 
     sizes = args.nodes or [500, 1000, 5000]
-    results = [run_bench(n, args.pods, all_nodes=not args.sampled) for n in sizes]
-    if args.json:
-        for r in results:
-            print(json.dumps(r))
-    else:
-        for r in results:
-            print(
-                f"{r['nodes']:>6} nodes x {r['pods']} pods: {r['podsPerSecond']:8.1f} pods/s, "
-                f"peak memory {r['peakMemoryBytes'] / 2**20:8.1f} MiB ({r['mode']})"
-            )
+    ppn = args.pods_per_node
+    if ppn is not None and ppn < 1:
+        raise SchedVizError("--pods-per-node must be at least 1")
+    if args.yaml and ppn is None:
+        raise SchedVizError("--yaml needs --pods-per-node (the sparse cluster is not read from a dump)")
+    if args.dump:
+        from .tools.dense_cluster import DenseShape, write_dump
+
+        if len(sizes) != 1:
+            raise SchedVizError("--dump writes one cluster: give one --nodes")
+        shape = DenseShape(sizes[0], ppn if ppn is not None else 30, args.pods)
+        try:
+            size = write_dump(args.dump, shape)
+        except OSError as exc:
+            raise SchedVizError(f"--dump {args.dump}: cannot write: {exc.strerror or exc}") from None
+        print(
+            f"wrote {args.dump}: {shape.nodes} nodes, {shape.running} running pods, {shape.pending} pending, "
+            f"{size} bytes",
+            file=sys.stderr,
+        )
+        return 0
+    as_json = args.json or args.format == "json"
+    for n in sizes:
+        try:
+            r = run_bench(n, args.pods, all_nodes=not args.sampled, pods_per_node=ppn, yaml_form=args.yaml)
+        except RuntimeError as exc:  # the measuring process died (out of memory, ...)
+            raise SchedVizError(f"bench at {n} nodes: {exc}") from None
+        print(json.dumps(r) if as_json else summary(r), flush=True)
     return 0
 
 
@@ -391,16 +416,50 @@ def build_parser() -> argparse.ArgumentParser:
         "backoff (default); dry-run: preemption is only recorded",
     )
     _cycle_timeout_option(r)
-    r.add_argument("--format", choices=("json", "table"), default="table")
+    r.add_argument(
+        "--format",
+        choices=("json", "jsonl", "table"),
+        default="table",
+        help="table (default); json: the trace document (docs/trace-format.md), written cycle by cycle; "
+        "jsonl: its metadata on the first line, then one cycle per line",
+    )
     r.add_argument("--top", type=int, default=3, help="nodes shown per pod in the table")
-    r.add_argument("--pretty", action="store_true", help="indent JSON output")
+    r.add_argument("--pretty", action="store_true", help="indent JSON output (--format json)")
     _plugin_module_option(r)
     r.set_defaults(func=_replay)
-    b = sub.add_parser("bench", help="replay a synthetic cluster and print pods/second and peak memory")
+    b = sub.add_parser(
+        "bench",
+        help="replay a synthetic cluster and print pods/second and peak memory",
+        description="Replay a synthetic cluster, each size in a fresh process, and print pods per second "
+        "and peak memory. The default cluster is sparse (two small running pods per node, built in "
+        "memory). --pods-per-node K makes it dense and production-shaped (K running pods per node from "
+        "Deployments: owner references, service-account volumes, default tolerations, requests and limits, "
+        "half with a preferred pod anti-affinity, a quarter with a zone spread constraint), written to a "
+        "temporary JSON dump and measured in three phases: load (reading the dump as `schedviz replay` "
+        "does), index (building the replay up to its first cycle) and replay (the cycles).",
+    )
     b.add_argument("--nodes", type=int, action="append", help="cluster size (repeatable); default 500, 1000, 5000")
-    b.add_argument("--pods", type=int, default=1000)
+    b.add_argument("--pods", type=int, default=1000, help="pending pods, i.e. cycles (default 1000)")
+    b.add_argument(
+        "--pods-per-node",
+        type=int,
+        metavar="K",
+        help="the dense cluster: K running pods per node, measured as load, index and replay phases",
+    )
     b.add_argument("--sampled", action="store_true", help="use the default node sampling instead of every node")
-    b.add_argument("--json", action="store_true")
+    b.add_argument(
+        "--yaml",
+        action="store_true",
+        help="with --pods-per-node: also load the dump's YAML form (slow: pure-Python YAML), in a process of its own",
+    )
+    b.add_argument(
+        "--dump",
+        metavar="PATH",
+        help="write the dense cluster (one --nodes, --pods-per-node, default 30, and --pods pending) to PATH "
+        "and exit: JSON, or YAML when PATH ends in .yaml/.yml",
+    )
+    b.add_argument("--format", choices=("text", "json"), default="text", help="json: one JSON object per size and line")
+    b.add_argument("--json", action="store_true", help="the same as --format json")
     b.set_defaults(func=_bench)
     bs = sub.add_parser("bench-stream", help="measure streaming: worker -> Redis channel layer -> websocket client")
     bs.add_argument("--nodes", type=int, default=5000)
@@ -562,6 +621,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"schedviz: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
+        # the reader went away (`| head`): stop quietly, and keep the interpreter's last flush quiet too
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
         return 0
     finally:
         if previous is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,3 +96,84 @@ def test_sample_cluster_replays_sensibly(capsys: pytest.CaptureFixture[str]) -> 
     # a mix of outcomes, each explained
     for needle in ("Scheduled", "Unschedulable", "Gated", "NotHandled", "Insufficient cpu", "untolerated taint"):
         assert needle in out
+
+
+_DURATION = re.compile(r'"durationMicros": \d+')
+
+
+def _same_but_durations(text: str) -> str:
+    """Two replays differ only in the stages' measured durations (wall clock): those become 0.
+    (tests/tools/test_trace_stream.py compares the bytes of one replay's records, durations included.)"""
+    return _DURATION.sub('"durationMicros": 0', text)
+
+
+def _in_memory(paths: list[str], *extra: str, config: str | None = None) -> str:
+    """What `schedviz replay --format json` printed before it streamed: the whole trace built, then dumped."""
+    import io
+
+    from schedviz.engine import ReplayOptions, load_config, load_paths
+    from schedviz.engine.runtime.replay import Replay
+
+    snapshot = load_paths(paths)
+    cfg = load_config(config if config else snapshot.config)
+    trace = Replay(snapshot, cfg, ReplayOptions(all_nodes="--all-nodes" in extra)).run()
+    buf = io.StringIO()
+    json.dump(trace.to_dict(), buf, indent=1 if "--pretty" in extra else None)
+    return buf.getvalue() + "\n"
+
+
+PIPELINE = SAMPLE.parent / "pipeline"
+
+
+@pytest.mark.parametrize(
+    ("paths", "config"),
+    [
+        ([str(SAMPLE)], None),
+        # preemption: evictions, a nominated preemptor's second attempt
+        ([str(PIPELINE / "preemption.yaml")], None),
+        # Permit waits: Binding records, permit events, a timeout
+        ([str(PIPELINE / "gang.yaml")], str(PIPELINE / "gang-config.yaml")),
+    ],
+)
+@pytest.mark.parametrize("extra", [(), ("--all-nodes",), ("--pretty",)])
+def test_streamed_json_is_the_in_memory_document(
+    paths: list[str], config: str | None, extra: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["replay", *paths, "--format", "json", *extra, *(["--config", config] if config else [])]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert _same_but_durations(out) == _same_but_durations(_in_memory(paths, *extra, config=config))
+
+
+def test_streamed_json_is_the_in_memory_document_on_a_dense_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from schedviz.tools.dense_cluster import DenseShape, write_dump
+
+    dump = tmp_path / "dense.json"
+    write_dump(dump, DenseShape(nodes=24, pods_per_node=10, pending=24))
+    for extra in ((), ("--all-nodes",)):
+        assert main(["replay", str(dump), "--format", "json", *extra]) == 0
+        out = capsys.readouterr().out
+        assert _same_but_durations(out) == _same_but_durations(_in_memory([str(dump)], *extra))
+    assert len(json.loads(out)["cycles"]) == 24
+
+
+@pytest.mark.parametrize("paths", [[str(SAMPLE)], [str(PIPELINE / "preemption.yaml")]])
+def test_jsonl_is_a_header_then_the_json_forms_cycles(paths: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", *paths, "--format", "json", "--all-nodes"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(["replay", *paths, "--format", "jsonl", "--all-nodes"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header, cycles = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    assert header == {k: v for k, v in doc.items() if k != "cycles"}
+    assert "cycles" not in header and header["kind"] == "ReplayTrace"
+    for c in [*cycles, *doc["cycles"]]:  # two replays: only the measured durations differ
+        for stage in c["stages"]:
+            stage["durationMicros"] = 0
+    assert cycles == doc["cycles"] and len(cycles) > 1
+
+
+def test_jsonl_cannot_be_pretty(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(SAMPLE), "--format", "jsonl", "--pretty"]) == 2
+    assert "--pretty" in capsys.readouterr().err

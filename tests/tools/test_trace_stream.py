@@ -1,0 +1,118 @@
+"""``schedviz replay --format json|jsonl`` written as cycles come (schedviz/tools/trace_stream.py)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from schedviz.cli import SAMPLE
+from schedviz.engine import ReplayOptions, load_config, load_paths
+from schedviz.engine.runtime.replay import Replay
+from schedviz.engine.trace import CycleRecord
+from schedviz.tools.dense_cluster import DenseShape, write_dump
+from schedviz.tools.trace_stream import write_json, write_jsonl
+
+PIPELINE = SAMPLE.parent / "pipeline"
+
+
+def _replay(paths: list[Path], config: Path | None = None, all_nodes: bool = False) -> Replay:
+    snap = load_paths(paths)
+    return Replay(snap, load_config(config if config else snap.config), ReplayOptions(all_nodes=all_nodes))
+
+
+def _kept(rp: Replay, into: list[CycleRecord]) -> Iterator[CycleRecord]:
+    for rec in rp.cycles():
+        into.append(rec)
+        yield rec
+
+
+def _cases(tmp_path: Path) -> list[tuple[list[Path], Path | None]]:
+    dense = tmp_path / "dense.json"
+    write_dump(dense, DenseShape(nodes=16, pods_per_node=8, pending=12))
+    return [
+        ([SAMPLE], None),
+        ([PIPELINE / "preemption.yaml"], None),  # evictions, a preemptor's second attempt
+        ([PIPELINE / "gang.yaml"], PIPELINE / "gang-config.yaml"),  # Binding records, permit events
+        ([dense], None),
+    ]
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+@pytest.mark.parametrize("all_nodes", [False, True])
+def test_the_streamed_document_is_the_in_memory_one_byte_for_byte(
+    tmp_path: Path, indent: int | None, all_nodes: bool
+) -> None:
+    for paths, config in _cases(tmp_path):
+        rp = _replay(paths, config, all_nodes)
+        records: list[CycleRecord] = []
+        out = io.StringIO()
+        n = write_json(rp.trace, _kept(rp, records), out, indent=indent)
+        assert n == len(records) > 0
+        # the same records, kept and dumped whole as the command did before it streamed
+        rp.trace.cycles = records
+        before = io.StringIO()
+        json.dump(rp.trace.to_dict(), before, indent=indent)
+        before.write("\n")
+        assert out.getvalue() == before.getvalue(), paths
+
+
+def test_json_lines_are_the_documents_head_and_cycles(tmp_path: Path) -> None:
+    for paths, config in _cases(tmp_path):
+        rp = _replay(paths, config, all_nodes=True)
+        records: list[CycleRecord] = []
+        out = io.StringIO()
+        write_jsonl(rp.trace, _kept(rp, records), out)
+        rp.trace.cycles = records
+        doc = rp.trace.to_dict()
+        lines = out.getvalue().splitlines()
+        assert len(lines) == len(records) + 1
+        assert json.loads(lines[0]) == json.loads(json.dumps({k: v for k, v in doc.items() if k != "cycles"}))
+        assert [json.loads(line) for line in lines[1:]] == json.loads(json.dumps(doc["cycles"]))
+        assert lines[1:] == [json.dumps(c) for c in doc["cycles"]]
+
+
+def test_each_cycle_is_written_before_the_next_one_is_replayed() -> None:
+    rp = Replay(load_paths([SAMPLE]))
+    out = io.StringIO()
+    seen: list[int] = []
+
+    def watched() -> Iterator[CycleRecord]:
+        for rec in rp.cycles():
+            seen.append(out.getvalue().count("\n"))
+            yield rec
+
+    n = write_jsonl(rp.trace, watched(), out)
+    assert n > 3 and seen == list(range(1, n + 1))  # the header, then one line per cycle already written
+    assert rp.trace.cycles == []  # written records are not kept
+
+
+def test_the_json_document_grows_cycle_by_cycle_and_nothing_is_kept() -> None:
+    rp = Replay(load_paths([SAMPLE]))
+    out = io.StringIO()
+    sizes: list[int] = []
+
+    def watched() -> Iterator[CycleRecord]:
+        for rec in rp.cycles():
+            sizes.append(len(out.getvalue()))
+            yield rec
+
+    write_json(rp.trace, watched(), out)
+    assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes)
+    assert rp.trace.cycles == []
+    doc = json.loads(out.getvalue())
+    assert [c["seq"] for c in doc["cycles"]] == list(range(1, len(sizes) + 1))
+
+
+def test_no_cycle_writes_the_empty_document() -> None:
+    rp = Replay(load_paths([SAMPLE]))
+    expected = rp.trace.to_dict()
+    for indent in (None, 1):
+        out = io.StringIO()
+        assert write_json(rp.trace, iter(()), out, indent=indent) == 0
+        buf = io.StringIO()
+        json.dump(expected, buf, indent=indent)
+        assert out.getvalue() == buf.getvalue() + "\n"
