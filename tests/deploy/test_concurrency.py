@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +17,7 @@ import pytest
 import requests
 import yaml
 
+from tests.deploy.serving import free_port, serving
 from tests.engine.builders import node, pod
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,12 +26,6 @@ REPLAYS = 12
 WRITERS = 2
 WRITES_EACH = 60
 PODS = 20
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _env(data_dir: Path, database_url: str | None) -> dict[str, str]:
@@ -63,38 +54,10 @@ def _token(env: dict[str, str]) -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
-@contextlib.contextmanager
-def _server(env: dict[str, str], data_dir: Path) -> Iterator[str]:
-    port = _free_port()
-    log = open(data_dir / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "schedviz", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, (data_dir / "server.log").read_text()[-3000:]
-            with contextlib.suppress(OSError), urllib.request.urlopen(f"{base}/healthz", timeout=2) as r:
-                if r.status == 200:
-                    break
-            assert time.monotonic() < deadline, (data_dir / "server.log").read_text()[-3000:]
-            time.sleep(0.2)
-        yield base
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
-        log.close()
+def _server(env: dict[str, str], data_dir: Path) -> contextlib.AbstractContextManager[str]:
+    port = free_port()
+    command = [sys.executable, "-m", "schedviz", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    return serving(command, ROOT, env, data_dir / "server.log", port)
 
 
 def _manifests() -> str:

@@ -4,15 +4,11 @@ built explorer, and, installed into a fresh virtualenv and started outside the r
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import sysconfig
-import time
 import urllib.request
 import venv
 import zipfile
@@ -20,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.deploy.serving import free_port, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("SCHEDVIZ_CHROMIUM", "/usr/bin/chromium")
@@ -93,51 +91,19 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return env_dir
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     work = tmp_path_factory.mktemp("outside")  # not the checkout: nothing of the source tree is importable
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "PYTHONPATH", "DJANGO_SETTINGS_MODULE")}
     env.update(SCHEDVIZ_DATA_DIR=str(work / "data"), SCHEDVIZ_TASK_MODE="thread", PYTHONSAFEPATH="1")
-    log = open(work / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [str(installed / "bin" / "schedviz"), "serve", "--demo", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=work,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, (work / "server.log").read_text()[-3000:]
-            with contextlib.suppress(OSError), urllib.request.urlopen(f"{base}/healthz", timeout=2) as r:
-                if r.status == 200:
-                    break
-            assert time.monotonic() < deadline, (work / "server.log").read_text()[-3000:]
-            time.sleep(0.3)
+    command = [str(installed / "bin" / "schedviz"), "serve", "--demo", "--host", "127.0.0.1", "--port", str(port)]
+    with serving(command, work, env, work / "server.log", port) as base:
         where = subprocess.check_output(
             [str(installed / "bin" / "python"), "-c", "import schedviz; print(schedviz.__file__)"], cwd=work, env=env, text=True
         )
         assert str(ROOT) not in where, where  # the installed package, not the checkout
         yield base
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=15)
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
-        log.close()
 
 
 def test_the_installed_package_serves_sign_in_and_a_replay(server: str) -> None:
