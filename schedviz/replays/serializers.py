@@ -249,6 +249,58 @@ class ExplanationSerializer(serializers.Serializer[Any]):
     notes = serializers.ListField(child=serializers.CharField())
 
 
+class CyclePodSerializer(serializers.Serializer[Any]):
+    pod = serializers.CharField(help_text="namespace/name")
+    requests = D(child=serializers.IntegerField(), help_text="Scheduler units: millicores, bytes, counts")
+    priority = serializers.IntegerField()
+    priorityClassName = serializers.CharField(allow_null=True)
+    preemptionPolicy = serializers.CharField()
+    schedulerName = serializers.CharField()
+    nodeSelector = D(child=serializers.CharField())
+    nodeAffinity = serializers.JSONField(allow_null=True, help_text="spec.affinity.nodeAffinity as written")
+    podAffinity = serializers.JSONField(allow_null=True)
+    podAntiAffinity = serializers.JSONField(allow_null=True)
+    tolerations = serializers.ListField(child=D())
+    topologySpreadConstraints = serializers.ListField(child=D())
+    schedulingGates = serializers.ListField(child=serializers.CharField())
+    labels = D(child=serializers.CharField())
+
+
+class CycleNodeFactsSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    labels = D(child=serializers.CharField())
+    taints = serializers.ListField(child=D())
+    unschedulable = serializers.BooleanField()
+    allocatable = D(child=serializers.IntegerField(), help_text="Scheduler units: millicores, bytes, counts")
+    requested = D(child=serializers.IntegerField(), help_text="By the pods on the node when the cycle ran")
+    free = D(child=serializers.IntegerField())
+    podCount = serializers.IntegerField()
+
+
+class FilterVerdictSerializer(serializers.Serializer[Any]):
+    plugin = serializers.CharField()
+    code = serializers.CharField(allow_null=True, help_text="null: not run (PreFilter rejected the pod)")
+    reasons = serializers.ListField(child=serializers.CharField())
+    ranByScheduler = serializers.BooleanField(
+        help_text="false: kube-scheduler had stopped at an earlier rejection (or at PreFilter) and never ran it"
+    )
+
+
+class AllFiltersSerializer(serializers.Serializer[Any]):
+    preFilter = D(allow_null=True, help_text="code, plugin, reasons (and excludedBy: PreFilter left the node out)")
+    filters = FilterVerdictSerializer(many=True)
+    note = serializers.CharField()
+
+
+class CycleNodeInspectionSerializer(serializers.Serializer[Any]):
+    seq = serializers.IntegerField()
+    pod = CyclePodSerializer()
+    node = CycleNodeFactsSerializer()
+    allFilters = AllFiltersSerializer(
+        help_text="Every Filter plugin asked on its own: beyond what kube-scheduler ran, which stops at the first rejection"
+    )
+
+
 class TimelineEvictionSerializer(serializers.Serializer[Any]):
     pod = serializers.CharField()
     node = serializers.CharField()

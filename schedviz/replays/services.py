@@ -188,6 +188,68 @@ def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
     return value
 
 
+class NoSuchCycle(LookupError):
+    """The replay has no stored cycle with that number (or it is not a scheduling cycle)."""
+
+
+def _replay_options(replay: Replay, budget: Any) -> Any:
+    from schedviz.engine.runtime.replay import ReplayOptions
+
+    return ReplayOptions(
+        all_nodes=bool(replay.options.get("allNodes")),
+        preemption=str(replay.options.get("preemption", "evict")),
+        extender_transport=outbound_extenders.transport(),
+        budget=budget,
+    )
+
+
+def _cycle_pod(replay: Replay, seq: int) -> tuple[Cycle, Any, Any]:
+    """The stored cycle ``seq``, the engine snapshot and the cycle's pod in it."""
+    row = Cycle.objects.filter(replay=replay, attempt=replay.attempt, seq=seq).defer("payload").first()
+    if row is None:
+        raise NoSuchCycle(f"no cycle {seq} in this replay")
+    snapshot = replay.snapshot.engine_snapshot()
+    pod = next((p for p in snapshot.pods if p.key == row.pod), None)
+    if pod is None:
+        raise NoSuchCycle(f"cycle {seq}: its pod {row.pod} is not in the replay's snapshot")
+    return row, snapshot, pod
+
+
+def cycle_pod(replay: Replay, seq: int) -> dict[str, Any]:
+    """What the scheduler reads of cycle ``seq``'s pod: requests, node selector and affinity,
+    tolerations, spread constraints, priority."""
+    from schedviz.engine.explain.inspect import pod_spec_summary
+
+    _, _, pod = _cycle_pod(replay, seq)
+    summary: dict[str, Any] = pod_spec_summary(pod)
+    return summary
+
+
+def cycle_node(replay: Replay, seq: int, node: str) -> dict[str, Any]:
+    """Node ``node`` as cycle ``seq`` found it (the replay re-run up to just before that cycle): its
+    resources, taints and labels, the pod's spec, and the verdict of every Filter plugin on it."""
+    from schedviz.engine.config import load_config as _load
+    from schedviz.engine.explain.inspect import inspect_node
+    from schedviz.engine.runtime.replay import Replay as EngineReplay
+
+    _, snapshot, pod = _cycle_pod(replay, seq)
+    if not any(n.name == node for n in snapshot.nodes):
+        raise ValueError(f"node: no node {node[:80]!r} in the replay's snapshot")
+    raw = replay.config if replay.config is not None else snapshot.config
+    budget = budget_for()
+    try:
+        rp = EngineReplay(snapshot, _load(raw), _replay_options(replay, budget))
+        if seq > 1:
+            for rec in rp.cycles():
+                if rec.seq >= seq - 1:
+                    break
+        out: dict[str, Any] = inspect_node(rp, pod, node)
+    finally:
+        budget.close()
+    out["seq"] = seq
+    return out
+
+
 def timeline(replay: Replay) -> dict[str, Any]:
     """Cycle by cycle: the pod, where it went and what it requested, which record it is (a scheduling
     cycle, or the binding that ended a Permit wait), its attempt, and the pods its preemption evicted

@@ -255,6 +255,41 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
         return Response(cycle_page(rec, reasons, replay.node_names(), q))
 
     @extend_schema(
+        responses={200: s.CyclePodSerializer, 404: error("No such replay or cycle.")},
+    )
+    @action(detail=True, methods=["get"], url_path=r"cycles/(?P<seq>[0-9]+)/pod")
+    def cycle_pod(self, request: Request, pk: str | None = None, seq: str = "") -> Response:
+        """What the scheduler reads of the cycle's pod: requests, node selector and affinity, tolerations,
+        spread constraints, priority."""
+        replay = self.get_object()
+        try:
+            return Response(replay_services.cycle_pod(replay, int(seq)))
+        except replay_services.NoSuchCycle as exc:
+            raise ApiError(str(exc), code="not_found", status_code=404) from None
+
+    @extend_schema(
+        responses={
+            200: s.CycleNodeInspectionSerializer,
+            400: error("A node the replay's snapshot does not have."),
+            404: error("No such replay or cycle."),
+        },
+    )
+    @action(detail=True, methods=["get"], url_path=r"cycles/(?P<seq>[0-9]+)/nodes/(?P<node>[^/]+)")
+    def cycle_node(self, request: Request, pk: str | None = None, seq: str = "", node: str = "") -> Response:
+        """One node as the cycle found it (its resources, taints, labels), the pod's spec, and every Filter
+        plugin's verdict on it, each asked on its own (beyond what kube-scheduler ran: it stops at the first
+        rejection). The replay runs again up to the cycle, bounded as replays are."""
+        replay = self.get_object()
+        try:
+            return Response(replay_services.cycle_node(replay, int(seq), node))
+        except replay_services.NoSuchCycle as exc:
+            raise ApiError(str(exc), code="not_found", status_code=404) from None
+        except InputError as exc:
+            raise ApiError(str(exc), code="invalid", details={"node": [str(exc)]}) from None
+        except ValueError as exc:
+            raise field_error(str(exc)) from None
+
+    @extend_schema(
         parameters=[
             OpenApiParameter(
                 "pod", str, required=True, description="namespace/name (a bare name is in default)"
