@@ -299,6 +299,80 @@ def _report_summary(report: dict[str, Any], failures: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _plan_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The snapshot and configuration of a plan (capacity, drain, scale-up)."""
+    snapshot = load_paths(args.paths)
+    return snapshot, load_config(args.config if args.config else snapshot.config)
+
+
+def _plan_output(args: argparse.Namespace, doc: dict[str, Any], table: str, snapshot: Any) -> None:
+    if getattr(args, "write_snapshot", None):
+        from .planning import snapshot_document
+
+        try:
+            Path(args.write_snapshot).write_text(json.dumps(snapshot_document(snapshot)), encoding="utf-8")
+        except OSError as exc:
+            raise SchedVizError(f"--write-snapshot {args.write_snapshot}: cannot write: {exc.strerror or exc}") from None
+    if args.format == "json":
+        json.dump(doc, sys.stdout, indent=1 if args.pretty else None)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(table)
+
+
+def _capacity(args: argparse.Namespace) -> int:
+    from .planning import capacity, read_pod_spec
+    from .planning.render import capacity_table
+
+    specs = [read_pod_spec(path) for path in args.pod]
+    snapshot, config = _plan_inputs(args)
+    plan = capacity(snapshot, specs, config, max_replicas=args.max, order=args.order, all_nodes=args.all_nodes)
+    doc = plan.to_dict(utilization=args.utilization)
+    _plan_output(args, doc, capacity_table(plan), plan.snapshot)
+    return 0
+
+
+def _drain(args: argparse.Namespace) -> int:
+    from .planning import drain
+    from .planning.render import drain_table
+
+    snapshot, config = _plan_inputs(args)
+    plan = drain(
+        snapshot, args.node or [], args.selector, config, respect_pdb=args.respect_pdb, all_nodes=args.all_nodes
+    )
+    _plan_output(args, plan.to_dict(utilization=args.utilization), drain_table(plan), plan.snapshot)
+    if "unschedulable" in (args.fail_on or []) and plan.unschedulable:
+        return 1
+    return 0
+
+
+def _scale_up(args: argparse.Namespace) -> int:
+    from .planning import scale_up
+    from .planning.render import scale_up_table
+
+    snapshot, config = _plan_inputs(args)
+    plan = scale_up(snapshot, args.template, config, max_nodes=args.max_nodes, all_nodes=args.all_nodes)
+    if getattr(args, "write_snapshot", None) and len(plan.templates) > 1:
+        raise SchedVizError("--write-snapshot writes one plan: give one --template")
+    _plan_output(args, plan.to_dict(utilization=args.utilization), scale_up_table(plan), plan.templates[0].snapshot)
+    return 0
+
+
+def _plan_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="SNAPSHOT", help="snapshot files or directories (YAML/JSON)")
+    p.add_argument("--config", help="KubeSchedulerConfiguration file (YAML or JSON)")
+    p.add_argument("--all-nodes", action="store_true", help="filter and score every node (percentageOfNodesToScore=100)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--pretty", action="store_true", help="indent JSON output")
+    p.add_argument("--utilization", action="store_true", help="JSON: add requests per node before and after")
+    p.add_argument(
+        "--write-snapshot",
+        metavar="PATH",
+        help="also write the snapshot the answer replayed (JSON kind: List): `schedviz replay` or `explain` it",
+    )
+    _plugin_module_option(p)
+
+
 def _import_cluster(args: argparse.Namespace) -> int:
     from .kube.reader import read_cluster_report
 
@@ -555,6 +629,53 @@ def build_parser() -> argparse.ArgumentParser:
     _cycle_timeout_option(rp)
     _plugin_module_option(rp)
     rp.set_defaults(func=_report)
+    cap = sub.add_parser(
+        "capacity",
+        help="how many more copies of a pod the scheduler would place, where, and why not one more",
+        description="Add copies of the pod (as a ReplicaSet creates them, one after another) to the "
+        "snapshot's pending pods and replay them until one does not fit: how many fit, per node and per "
+        "zone, and kube-scheduler's message and every node's verdict for the next copy. Preemption is a dry run.",
+    )
+    _plan_options(cap)
+    cap.add_argument("--pod", action="append", required=True, metavar="POD.yaml", help="a file holding one Pod (repeatable: an application)")
+    cap.add_argument("--max", type=int, metavar="N", help="stop after N copies of each pod (default 10000)")
+    cap.add_argument(
+        "--order",
+        choices=("round-robin", "in-order"),
+        default="round-robin",
+        help="several pods: one copy of each per round until one does not fit (round-robin, the default), "
+        "or all copies of the first, then of the second on top of them, ... (in-order)",
+    )
+    cap.set_defaults(func=_capacity)
+    dr = sub.add_parser(
+        "drain",
+        help="cordon nodes, evict their pods as kubectl drain does, and replay the pods recreated",
+        description="Cordon the nodes and evict their pods as `kubectl drain --ignore-daemonsets` would "
+        "(DaemonSet and mirror pods stay; pods without a controller are deleted, not recreated), then replay "
+        "the pods their controllers recreate: where each goes, which cannot be scheduled and why, and the "
+        "requests before and after. Exit 1 with --fail-on unschedulable when a recreated pod stays pending.",
+    )
+    _plan_options(dr)
+    dr.add_argument("--node", action="append", metavar="NAME", help="a node to drain (repeatable)")
+    dr.add_argument("--selector", "-l", metavar="SELECTOR", help="drain the nodes this label selector matches")
+    dr.add_argument(
+        "--respect-pdb",
+        action="store_true",
+        help="evictions a PodDisruptionBudget refuses leave the pod in place (default: evict and report the budgets broken)",
+    )
+    dr.add_argument("--fail-on", action="append", choices=("unschedulable",), help="exit 1 when a recreated pod cannot be scheduled")
+    dr.set_defaults(func=_drain)
+    su = sub.add_parser(
+        "scale-up",
+        help="add nodes cloned from a template until the pending pods fit: how many, and which no node helps",
+        description="Add nodes cloned from a template (a node of the snapshot, or a file holding one Node) one at "
+        "a time and replay the pending pods, until they all fit, --max-nodes is reached, or a new node stays "
+        "empty. Several --template are compared side by side.",
+    )
+    _plan_options(su)
+    su.add_argument("--template", action="append", required=True, metavar="NODE_OR_FILE", help="a node name or a Node file (repeatable)")
+    su.add_argument("--max-nodes", type=int, default=10, metavar="K", help="add at most K nodes (default 10)")
+    su.set_defaults(func=_scale_up)
     e = sub.add_parser(
         "explain",
         help="why a pending pod landed where it did, why not elsewhere, and what would make it fit",

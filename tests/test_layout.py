@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "schedviz"
-PLAIN = ("engine", "lib", "outbound", "cycles", "reports", "kube")
+PLAIN = ("engine", "lib", "outbound", "cycles", "planning", "reports", "kube")
 APPS = ("accounts", "ingestion", "replays", "live")
 KNOWN_CYCLES: list[set[str]] = []
 
