@@ -27,8 +27,11 @@ The script mutates the cluster (``create``, ``update``, ``modify``, ``delete``, 
 ``fail_scheduling``) and the server's life: ``compact`` (history before now is gone),
 ``expire_watches`` (every open watch receives the 410 ERROR mid-stream, after a compaction),
 ``drop_connections`` (open watch sockets are cut without the final chunk, as a network failure
-does), ``send_bookmarks``, and ``restart`` (listening socket and every connection closed, the
-store kept as etcd keeps it, optionally compacted as a fresh watch cache is). ``tls=True`` serves
+does), ``send_bookmarks``, ``hold_watches`` (one kind's watch requests wait unanswered until
+released: a slow watch, so another kind's watch comes back first), ``hold_lists``, and ``restart``
+(listening socket and every connection closed, the store kept as etcd keeps it, optionally
+compacted as a fresh watch cache is). ``clock_skew`` sets the cluster's clock off this machine's:
+every time it writes (creation, conditions, events) and its ``Date`` header. ``tls=True`` serves
 HTTPS with a self-signed certificate whose PEM is ``ca_pem``.
 """
 
@@ -123,8 +126,9 @@ def status(code: int, reason: str, message: str, details: JSON | None = None) ->
     return out
 
 
-def now_rfc3339(micro: bool = False) -> str:
-    t = datetime.now(UTC)
+def now_rfc3339(micro: bool = False, skew: float = 0.0) -> str:
+    """Now as kube-apiserver writes times; ``skew`` seconds added (a cluster whose clock is off)."""
+    t = datetime.fromtimestamp(time.time() + skew, UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if micro else "%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -211,6 +215,9 @@ class TestApiServer:
     default_watch_timeout: float = 1800.0
     resources: list[ApiResource] = field(default_factory=lambda: list(BUILTIN))
     forbidden: set[str] = field(default_factory=set)  # plurals that answer 403
+    # seconds the cluster's clock is ahead of this machine's (negative: behind): every time the
+    # server and the scheduler it stands in for write, and the HTTP Date header
+    clock_skew: float = 0.0
     requests: list[Request] = field(default_factory=list)
     writes: list[Request] = field(default_factory=list)
 
@@ -231,6 +238,9 @@ class TestApiServer:
         self._ssl: ssl.SSLContext | None = None
         self._lists_open = threading.Event()
         self._lists_open.set()
+        self._held_watches: set[str] = set()  # plurals whose watch requests wait (hold_watches)
+        self._waiting_watches = 0
+        self._life = 0  # bumped by every stop: requests held across it are cut
         self._garbage_lists = 0
         if self.tls:
             self._make_certificate()
@@ -267,6 +277,7 @@ class TestApiServer:
     def stop(self) -> None:
         """Close the listening socket and cut every open connection (a crash, as clients see it)."""
         with self._cond:
+            self._life += 1
             for w in self._watches:
                 w.drop = True
             self._cond.notify_all()
@@ -326,6 +337,10 @@ class TestApiServer:
         }
 
     # ----- the script's view of the store -------------------------------------------------------
+    def now(self, micro: bool = False) -> str:
+        """The cluster's time now (its clock, ``clock_skew`` off this machine's)."""
+        return now_rfc3339(micro, self.clock_skew)
+
     @property
     def resource_version(self) -> int:
         with self._cond:
@@ -365,7 +380,7 @@ class TestApiServer:
         else:
             md.pop("namespace", None)
         md.setdefault("uid", str(uuid.uuid4()))
-        md.setdefault("creationTimestamp", now_rfc3339())
+        md.setdefault("creationTimestamp", self.now())
         with self._cond:
             key = (md.get("namespace", ""), md["name"])
             if key in self._store.get(res.plural, {}):
@@ -422,7 +437,7 @@ class TestApiServer:
             pod.setdefault("spec", {})["nodeName"] = node
             st = pod.setdefault("status", {})
             conds = [c for c in st.get("conditions") or [] if c.get("type") != "PodScheduled"]
-            conds.append({"type": "PodScheduled", "status": "True", "lastTransitionTime": now_rfc3339()})
+            conds.append({"type": "PodScheduled", "status": "True", "lastTransitionTime": self.now()})
             st["conditions"] = conds
 
         pod = self.modify("Pod", name, namespace, change)
@@ -480,7 +495,7 @@ class TestApiServer:
                     repeat = copy.deepcopy(ev)
                     series = repeat.setdefault("series", {"count": 1})
                     series["count"] = int(series.get("count", 1)) + 1
-                    series["lastObservedTime"] = now_rfc3339(micro=True)
+                    series["lastObservedTime"] = self.now(micro=True)
                     self._write(self._by_kind("Event"), "MODIFIED", repeat)
                     return copy.deepcopy(repeat)
         return self.create(
@@ -502,7 +517,7 @@ class TestApiServer:
                 "action": "Binding" if reason == "Scheduled" else "Scheduling",
                 "reportingComponent": scheduler,
                 "reportingInstance": f"{scheduler}-control-plane",
-                "eventTime": now_rfc3339(micro=True),
+                "eventTime": self.now(micro=True),
                 "source": {},
             }
         )
@@ -546,6 +561,27 @@ class TestApiServer:
 
     def release_lists(self) -> None:
         self._lists_open.set()
+
+    def hold_watches(self, *plurals: str) -> None:
+        """Watch requests for ``plurals`` wait, unanswered, until ``release_watches`` (a slow watch:
+        an API server whose watch cache for that resource is not ready after a restart, a
+        congested connection). Lets a script bring one kind's watch back after another's."""
+        with self._cond:
+            self._held_watches.update(plurals)
+            self._cond.notify_all()
+
+    def release_watches(self, *plurals: str) -> None:
+        """Answer the held watch requests (all of them when no plural is named)."""
+        with self._cond:
+            if plurals:
+                self._held_watches.difference_update(plurals)
+            else:
+                self._held_watches.clear()
+            self._cond.notify_all()
+
+    def waiting_watches(self) -> int:
+        with self._cond:
+            return self._waiting_watches
 
     def garble_lists(self, count: int) -> None:
         """The next ``count`` list requests are answered 200 with a body that is not JSON (a proxy's
@@ -727,6 +763,12 @@ def _handler(srv: TestApiServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
+        def date_time_string(self, timestamp: float | None = None) -> str:
+            # the Date header, by the cluster's clock
+            return super().date_time_string(
+                (time.time() if timestamp is None else timestamp) + srv.clock_skew
+            )
+
         def _send_json(self, code: int, body: JSON) -> None:
             data = json.dumps(body).encode()
             self.send_response(code)
@@ -853,6 +895,20 @@ def _handler(srv: TestApiServer) -> type[BaseHTTPRequestHandler]:
                 if q.get("timeoutSeconds", "").isdigit()
                 else srv.default_watch_timeout
             )
+            with srv._cond:
+                life = srv._life
+                if res.plural in srv._held_watches:
+                    srv._waiting_watches += 1
+                    try:
+                        while res.plural in srv._held_watches and srv._life == life:
+                            srv._cond.wait(0.5)
+                    finally:
+                        srv._waiting_watches -= 1
+                if srv._life != life:  # stopped while held: the connection is cut
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    return
             initial: list[JSON] = []
             too_old = ""
             with srv._cond:
