@@ -71,6 +71,7 @@ class Change:
     time: float  # when the mirror saw it (seconds since the epoch)
     relist: bool = False  # found by a list's diff rather than a watch event
     initial: bool = False  # part of the stream's first list: the starting state, not a change
+    server_time: float | None = None  # found by a list: the API server's clock when it answered
 
     @property
     def object(self) -> JSON:
@@ -122,8 +123,11 @@ class Mirror:
         self.restored_at: float | None = None
 
     # ----- what reflectors call ---------------------------------------------------------------
-    def replace(self, stream: str, items: Iterable[JSON], rv: str) -> list[Change]:
-        """A full list of ``stream`` at ``rv``: the differences from the store become changes."""
+    def replace(
+        self, stream: str, items: Iterable[JSON], rv: str, *, server_time: float | None = None
+    ) -> list[Change]:
+        """A full list of ``stream`` at ``rv``: the differences from the store become changes
+        (``server_time``: the API server's clock when it answered, kept on them)."""
         s = self.streams[stream]
         with self.lock:
             store = self._stores[stream]
@@ -139,11 +143,29 @@ class Mirror:
                     continue
                 changes.append(
                     self._record(
-                        s, ADDED if old is None else MODIFIED, key, old, obj, relist=True, initial=initial
+                        s,
+                        ADDED if old is None else MODIFIED,
+                        key,
+                        old,
+                        obj,
+                        relist=True,
+                        initial=initial,
+                        server_time=server_time,
                     )
                 )
             for key in [k for k in store if k not in seen]:
-                changes.append(self._record(s, DELETED, key, store[key], None, relist=True, initial=initial))
+                changes.append(
+                    self._record(
+                        s,
+                        DELETED,
+                        key,
+                        store[key],
+                        None,
+                        relist=True,
+                        initial=initial,
+                        server_time=server_time,
+                    )
+                )
             self._rv[stream] = rv
             self._has_state.add(stream)
             return changes
@@ -309,6 +331,7 @@ class Mirror:
         relist: bool = False,
         initial: bool = False,
         deleted_rv: str = "",
+        server_time: float | None = None,
     ) -> Change:
         store = self._stores[s.name]
         if new is None:
@@ -328,6 +351,7 @@ class Mirror:
             time=self.clock(),
             relist=relist,
             initial=initial,
+            server_time=server_time,
         )
         if s.mirrored:
             self._log.append(ch)

@@ -26,6 +26,7 @@ watch are the only calls.
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import functools
 import json
 import logging
@@ -222,6 +223,7 @@ def _network_words(exc: BaseException) -> str:
         return "unreachable: the TLS handshake failed"
     return outbound_describe(exc)
 
+
 def _status_message(exc: ApiException) -> str:
     for raw in (getattr(exc, "body", None), getattr(exc, "data", None)):
         if not raw:
@@ -233,6 +235,17 @@ def _status_message(exc: ApiException) -> str:
         if isinstance(st, dict) and st.get("message"):
             return f": {st['message']}"
     return ""
+
+
+def _date_header(resp: Any) -> float | None:
+    """The server's clock when it answered (the HTTP ``Date`` header), as Unix seconds."""
+    value = (getattr(resp, "headers", None) or {}).get("Date")
+    if not value:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(str(value)).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 class Backoff:
@@ -267,10 +280,21 @@ def list_call(api_client: Any, stream: Stream) -> Callable[..., Any]:
     return method  # type: ignore[no-any-return]
 
 
-def iter_lines(resp: Any) -> Iterator[bytes]:
-    """The lines of a chunked watch response, as they arrive."""
+def iter_lines(resp: Any, waiting: Callable[[bool], None] | None = None) -> Iterator[bytes]:
+    """The lines of a chunked watch response, as they arrive. ``waiting(True)`` is called before
+    each read of the socket (every line received so far was handed on), ``waiting(False)`` after."""
     buf = b""
-    for chunk in resp.stream(amt=None, decode_content=True):
+    chunks = resp.stream(amt=None, decode_content=True)
+    while True:
+        if waiting is not None:
+            waiting(True)
+        try:
+            chunk = next(chunks, None)
+        finally:
+            if waiting is not None:
+                waiting(False)
+        if chunk is None:
+            break
         buf += chunk
         while True:
             nl = buf.find(b"\n")
@@ -307,6 +331,9 @@ class Reflector:
         self._resp: Any = None
         self._lock = threading.Lock()
         self._call = list_call(api_client, stream)
+        self.backoff = Backoff(self.timing, self.rng)
+        # while the watch waits on the socket with everything received handed to the mirror: since when
+        self._idle_since: float | None = None
 
     # ----- health -------------------------------------------------------------------------------
     def _state(self, state: str, retry_in: float | None = None) -> None:
@@ -325,7 +352,22 @@ class Reflector:
         with self._lock:
             self.health.objects = self.mirror.counts().get(self.stream.name, 0)
             self.health.resource_version = self.mirror.resource_version(self.stream.name) or ""
-            return self.health.to_dict()
+            out = self.health.to_dict()
+        if self.stop_event.is_set():  # stopping, or stopped: the stream no longer watches
+            out["state"], out["retryAt"] = STOPPED, None
+        return out
+
+    def quiet_for(self) -> float:
+        """Seconds the watch has been connected and waiting on the server with nothing left to hand
+        to the mirror (0 when not watching): a watch quiet that long has delivered every change the
+        server had when it connected."""
+        since = self._idle_since
+        if since is None or self.health.state != WATCHING:
+            return 0.0
+        return max(0.0, time.monotonic() - since)
+
+    def _waiting(self, idle: bool) -> None:
+        self._idle_since = time.monotonic() if idle else None
 
     # ----- the loop -----------------------------------------------------------------------------
     def stop(self) -> None:
@@ -341,7 +383,8 @@ class Reflector:
         )
         if not need_list:
             self.health.synced = True  # restored from a checkpoint: watch on from its resourceVersion
-        backoff = Backoff(self.timing, self.rng)
+        backoff = self.backoff
+        backoff.reset()
         expired_in_a_row = 0
         while not self.stop_event.is_set():
             delay: float | None = None
@@ -406,6 +449,7 @@ class Reflector:
         items: list[Any] = []
         token: str | None = None
         rv = ""
+        server_time: float | None = None
         while True:
             kwargs: dict[str, Any] = {
                 "limit": t.page_size,
@@ -417,6 +461,8 @@ class Reflector:
             resp = self._call(**kwargs)
             try:
                 body = json.loads(resp.data)
+                if not token:
+                    server_time = _date_header(resp)
             finally:
                 resp.release_conn()
             if not isinstance(body, dict) or not isinstance(body.get("items", []), list):
@@ -430,7 +476,7 @@ class Reflector:
                 break
             if self.stop_event.is_set():
                 return
-        self.mirror.replace(self.stream.name, items, rv)
+        self.mirror.replace(self.stream.name, items, rv, server_time=server_time)
         h = self.health
         h.lists += 1
         if h.synced:
@@ -458,7 +504,7 @@ class Reflector:
         try:
             if self.stop_event.is_set():
                 return True
-            for line in iter_lines(resp):
+            for line in iter_lines(resp, self._waiting):
                 event = json.loads(line)
                 if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
                     raise ValueError(f"not a watch event: {line[:120]!r}")
@@ -482,6 +528,8 @@ class Reflector:
                     self.mirror.apply(self.stream.name, str(type_), obj)
                     self.health.events += 1
                     self.health.last_event_at = time.time()
+                if not delivered:  # the watch works again: the next fault starts the backoff afresh
+                    self.backoff.reset()
                 delivered = True
                 if self.stop_event.is_set():
                     break
@@ -493,6 +541,7 @@ class Reflector:
             raise
         finally:
             self._resp = None
+            self._idle_since = None
             # close first: a stream left before its last chunk must not go back to the pool
             with contextlib.suppress(Exception):
                 resp.close()

@@ -215,6 +215,7 @@ class Context:
     all_nodes: bool
     exact: bool = True
     recent: list[Change] = field(default_factory=list)  # changes around the decision
+    behind: str = ""  # the mirror had not caught up with the decision when it was replayed: how
 
 
 def touching(changes: list[Change], nodes: set[str], pod: str) -> list[Change]:
@@ -285,6 +286,8 @@ def _stale_explanations(ctx: Context, trigger: Trigger, nodes: set[str]) -> list
                 "the decision was seen only after a watch gap (a relist or a restart): the state it was replayed against is approximate",
             )
         )
+    elif ctx.behind:
+        out.append(_exp("stale-state", f"{ctx.behind}: the state replayed may miss changes before it"))
     elif not ctx.exact:
         out.append(
             _exp(
@@ -525,8 +528,12 @@ def explain_trigger(
     recent: list[Change],
     earlier: Callable[[int], list[JSON]] | None = None,
     explain_checks: int | None = EXPLAIN_MAX_CHECKS,
+    behind: str = "",
 ) -> Outcome:
     """Replay the decision, compare it with reality, and test the stale-state explanation.
+
+    ``behind``: the mirror had not caught up with the decision when the wait for it ended (how):
+    said in the notes, and in the error when the pod itself is not in the state.
 
     When the replay diverges and the nodes involved changed shortly before the decision (changes
     the replayed state includes), the decision is replayed again against the state before those
@@ -537,9 +544,13 @@ def explain_trigger(
     """
     t0 = time.perf_counter()
     rep = replay_pod(objects, trigger, cfg, all_nodes=all_nodes, explain_checks=explain_checks)
-    ctx = Context(cfg, all_nodes, exact, recent)
+    if behind and rep.record is None:
+        rep.error = f"{rep.error}: {behind}"
+    ctx = Context(cfg, all_nodes, exact, recent, behind)
     agreement, code, explanations = compare(rep, trigger, ctx)
     notes = list(rep.notes)
+    if behind:
+        notes.append(behind)
     if trigger.gap:
         notes.append("seen through a relist after a watch gap")
     # only what the state decides: not another scheduler, gates, configuration differences

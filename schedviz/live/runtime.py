@@ -3,8 +3,18 @@
 ``ClusterWatcher`` has no Django in it: the worker (``schedviz/live/worker.py``) gives it an API
 client, a way to load the scheduler configuration, a checkpoint to resume from, and a ``Sink`` that
 stores each outcome. Threads: one per stream (``Reflector.run``) and one processor that takes the
-triggers in order of their ``not_before`` time, rebuilds the state before each decision, replays the
-pod's cycle and hands the outcome to the sink.
+triggers in decision order (``Trigger.order``: resourceVersion, then as seen), rebuilds the state
+before each decision, replays the pod's cycle and hands the outcome to the sink.
+
+A decision is replayed once its ``not_before`` time has passed and the mirror has caught up with it:
+every stream (the kinds' and the events') has reached the decision's resourceVersion, or is
+watching with nothing left to deliver (``Options.quiet`` seconds waiting on a quiet server). So a
+decision waits while a watch is reconnecting or relisting (after an API-server restart, a 410, a
+dropped connection): the pod it is about, the changes before it and any earlier decision come in
+first, and decisions are stored in the order the cluster made them. The wait is bounded
+(``Options.catch_up`` seconds from when the decision was seen): after it the decision is replayed
+against the state the mirror has, marked not exact, with the streams that lagged in its notes (or
+in its error, when the pod itself never came).
 """
 
 from __future__ import annotations
@@ -22,7 +32,15 @@ from typing import Any, Protocol
 from schedviz.engine.errors import ConfigError, SchedVizError
 from schedviz.kube.kinds import EVENTS_SCHEDULED, STREAMS, Stream
 from schedviz.kube.mirror import Mirror
-from schedviz.kube.watch import BACKOFF, ERROR, STOPPED, Reflector, Timing, describe_exception
+from schedviz.kube.watch import (
+    BACKOFF,
+    ERROR,
+    STOPPED,
+    UNAVAILABLE,
+    Reflector,
+    Timing,
+    describe_exception,
+)
 
 from .divergence import EXPLAIN_MAX_CHECKS, Outcome, explain_trigger, recent_changes
 from .schedconfig import LiveConfig
@@ -60,6 +78,10 @@ class Options:
     config_retry: float = 30.0
     changelog_limit: int = 50_000
     seed: int | None = None
+    # a watch waiting this long on the server with nothing left to deliver has caught up
+    quiet: float = 0.25
+    # the longest a decision waits for the mirror to catch up with it (seconds from when it was seen)
+    catch_up: float = 60.0
     # each decision's cycle explained ("Why here?") with at most this many checks; None: not explained
     explain_checks: int | None = EXPLAIN_MAX_CHECKS
 
@@ -110,7 +132,9 @@ class ClusterWatcher:
             for s in self.streams
         ]
         self._threads: list[threading.Thread] = []
-        self._queue: list[tuple[float, int, Trigger]] = []
+        self._queue: list[tuple[tuple[int, int], int, Trigger]] = []
+        self._pushed = 0
+        self.waiting_for = ""  # the streams the next decision waits for
         self._qcond = threading.Condition()
         self.config: LiveConfig | None = None
         self.config_error = ""
@@ -150,7 +174,8 @@ class ClusterWatcher:
     # ----- triggers ------------------------------------------------------------------------------
     def _enqueue(self, trigger: Trigger) -> None:
         with self._qcond:
-            heapq.heappush(self._queue, (trigger.not_before, trigger.seq, trigger))
+            self._pushed += 1
+            heapq.heappush(self._queue, (trigger.order, self._pushed, trigger))
             self._qcond.notify_all()
 
     def pending(self) -> int:
@@ -162,18 +187,51 @@ class ClusterWatcher:
         with self._qcond:
             return not self._queue and not self.busy
 
-    def _next(self) -> Trigger | None:
-        with self._qcond:
-            while not self.stop_event.is_set():
-                if self._queue:
-                    wait = self._queue[0][0] - time.time()
-                    if wait <= 0 and self.config is not None:
-                        self.busy = True
-                        return heapq.heappop(self._queue)[2]
-                    self._qcond.wait(max(0.01, min(wait, 0.5)) if self.config is not None else 0.5)
-                else:
+    def _next(self) -> tuple[Trigger, str] | None:
+        """The earliest decision once it is due and the mirror has caught up with it (or the wait
+        for that is over: then with the streams that lag)."""
+        while not self.stop_event.is_set():
+            with self._qcond:
+                if not self._queue or self.config is None:
                     self._qcond.wait(0.5)
-            return None
+                    continue
+                head = self._queue[0][2]
+                wait = head.not_before - time.time()
+                if wait > 0:
+                    self._qcond.wait(max(0.01, min(wait, 0.5)))
+                    continue
+            lagging = self.lagging(head)  # outside the queue's lock: it reads the mirror
+            if lagging and time.time() < head.observed + self.options.catch_up:
+                self.waiting_for = lagging
+                with self._qcond:
+                    if self._queue and self._queue[0][2] is head:
+                        self._qcond.wait(0.02)
+                continue
+            with self._qcond:
+                if not self._queue or self._queue[0][2] is not head:
+                    continue  # an earlier decision came in meanwhile
+                heapq.heappop(self._queue)
+                self.busy = True
+                self.waiting_for = ""
+                return head, lagging
+        return None
+
+    def lagging(self, trigger: Trigger) -> str:
+        """The streams that have not caught up with ``trigger`` ("" when all have): each must have
+        reached its resourceVersion, or be watching with nothing left to deliver."""
+        revision = trigger.revision
+        out = []
+        for r in self.reflectors:
+            if r.health.state == UNAVAILABLE:
+                continue  # not served (or not readable): nothing will come
+            if revision is not None:
+                have = self.mirror.resource_version(r.stream.name) or ""
+                if have.isdigit() and int(have) >= revision:
+                    continue
+            if r.quiet_for() >= self.options.quiet:
+                continue
+            out.append(f"{r.stream.name} ({r.health.state})")
+        return ", ".join(out)
 
     def _process(self) -> None:
         try:
@@ -181,11 +239,12 @@ class ClusterWatcher:
                 if self.config is None and not self._load_config():
                     self.stop_event.wait(self.options.config_retry)
                     continue
-                trigger = self._next()
-                if trigger is None:
+                taken = self._next()
+                if taken is None:
                     break
+                trigger, lagging = taken
                 try:
-                    self._handle(trigger)
+                    self._handle(trigger, lagging)
                 except Exception as exc:  # one bad cycle must not stop the cluster's timeline
                     self.failures += 1
                     self.last_failure = f"{trigger.pod}: {type(exc).__name__}: {exc}"
@@ -193,7 +252,7 @@ class ClusterWatcher:
                 finally:
                     with self._qcond:
                         self.busy = False
-                        floor = min((s for _, s, _ in self._queue), default=self.mirror.seq)
+                        floor = min((t.seq for _, _, t in self._queue), default=self.mirror.seq)
                     self.mirror.release(floor)
         finally:
             self.sink.close()
@@ -210,7 +269,7 @@ class ClusterWatcher:
         log.warning("%s: %s", self.name, self.config_error)
         return False
 
-    def _handle(self, trigger: Trigger) -> None:
+    def _handle(self, trigger: Trigger, lagging: str = "") -> None:
         if trigger.source == "event" and trigger.kind == BOUND and not self.detector.claim(trigger.dedup):
             return  # the pod's own update was replayed
         if self.sink.seen(trigger.dedup):
@@ -220,15 +279,23 @@ class ClusterWatcher:
             trigger = replace(trigger, scheduler=self._reporter(trigger.pod_uid))
         objects, exact = self.mirror.objects_before(trigger.seq, trigger.rv)
         recent = recent_changes(self.mirror.changes(after_seq=max(0, trigger.seq - 5000)), trigger)
+        behind = ""
+        if lagging:
+            at = f" (resourceVersion {trigger.rv})" if trigger.rv else ""
+            behind = (
+                f"the mirror had not caught up with the decision{at} after {self.options.catch_up:g}s: "
+                f"{lagging} behind"
+            )
         outcome = explain_trigger(
             objects,
-            exact,
+            exact and not lagging,
             trigger,
             self.config,
             all_nodes=self.options.all_nodes,
             recent=recent,
             earlier=lambda seq: self.mirror.objects_before(seq)[0],
             explain_checks=self.options.explain_checks,
+            behind=behind,
         )
         self.sink.store(outcome)
         self.processed += 1
@@ -279,6 +346,9 @@ class ClusterWatcher:
             "config": self.config.notes() if self.config is not None else None,
             "configError": self.config_error or None,
             "queue": self.pending(),
+            "waitingFor": self.waiting_for or None,
+            "droppedEvents": self.detector.dropped,
+            "lastDropped": self.detector.last_dropped or None,
             "processed": self.processed,
             "failures": self.failures,
             "lastFailure": self.last_failure or None,

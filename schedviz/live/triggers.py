@@ -11,7 +11,13 @@
 
 Nothing is replayed for the first list of each stream (the state SchedViz starts from), for pods
 created already bound (``spec.nodeName`` set by their creator: no scheduler was involved), for
-static pods' mirrors, or for events older than ``max_event_age`` found by a relist.
+static pods' mirrors, or for events older than ``max_event_age`` found by a relist. Their age is
+judged by the cluster's own clock, not this machine's: the list's ``Date`` header (the API server's
+clock when it answered), else the offset learnt from the times of the events watched; the events
+left out are counted (``dropped``, shown in the health).
+
+Each trigger has a decision order (``Trigger.order``): its change's resourceVersion (etcd's
+revision, one order across kinds), then the mirror's sequence number.
 """
 
 from __future__ import annotations
@@ -52,6 +58,16 @@ class Trigger:
     not_before: float = 0.0  # processed no earlier (lets the pod's update win over the event)
     pod_object: JSON | None = None  # the pod as seen (when the state before has no version of it)
 
+    @property
+    def revision(self) -> int | None:
+        """The decision's resourceVersion as a number (None: the API server's are opaque)."""
+        return int(self.rv) if self.rv.isdigit() else None
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """When the cluster decided, as far as SchedViz can tell: by resourceVersion, then as seen."""
+        return (self.revision or 0, self.seq)
+
 
 def node_name(pod: JSON | None) -> str:
     return str(((pod or {}).get("spec") or {}).get("nodeName") or "")
@@ -69,6 +85,7 @@ def event_time(ev: JSON) -> float | None:
         ev.get("eventTime"),
         ev.get("lastTimestamp"),
         ev.get("firstTimestamp"),
+        (ev.get("metadata") or {}).get("creationTimestamp"),  # the API server's, when the event has none
     ):
         if value:
             try:
@@ -111,6 +128,23 @@ class TriggerDetector:
         self.remember = remember
         self._claimed: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
+        # the cluster's clock minus this machine's: from the last list's Date header, else the
+        # largest seen in the times of watched events (an event is never stamped after it arrives)
+        self.offset: float | None = None
+        self.event_offset: float | None = None
+        self.dropped = 0  # events found by a relist, left out as too old
+        self.last_dropped = ""
+
+    def cluster_now(self, ch: Change | None = None) -> float | None:
+        """The cluster's clock now (None: nothing told it yet)."""
+        if ch is not None and ch.server_time is not None:
+            return ch.server_time + (self.clock() - ch.time)
+        offset = self.offset if self.offset is not None else self.event_offset
+        return None if offset is None else self.clock() + offset
+
+    def claimed(self, dedup: str) -> bool:
+        with self._lock:
+            return dedup in self._claimed
 
     def claim(self, dedup: str) -> bool:
         """True the first time ``dedup`` is claimed (a pod's bind is replayed once)."""
@@ -171,9 +205,27 @@ class TriggerDetector:
         reason = ev.get("reason")
         occurred = event_time(ev)
         now = self.clock()
-        if ch.relist and (occurred is None or now - occurred > self.max_event_age):
-            return  # history found after a gap: too old to compare with the state now
         key = f"{io.get('namespace') or 'default'}/{io['name']}"
+        if ch.server_time is not None:
+            self.offset = ch.server_time - ch.time
+        if ch.relist:
+            cluster_now = self.cluster_now(ch)
+            if (
+                occurred is not None
+                and cluster_now is not None
+                and cluster_now - occurred > self.max_event_age
+            ):
+                # history found after a gap: too old to compare with the state now
+                self.dropped += 1
+                self.last_dropped = (
+                    f"{reason} {key}: {cluster_now - occurred:.0f}s old by the cluster's clock "
+                    f"when a relist found it (limit {self.max_event_age:.0f}s)"
+                )
+                return
+        elif occurred is not None and ev.get("reason") in ("Scheduled", "FailedScheduling"):
+            seen = occurred - now
+            if self.event_offset is None or seen > self.event_offset:
+                self.event_offset = seen
         uid = str(io.get("uid") or key)
         message = str(ev.get("message") or "")
         if reason == "Scheduled":

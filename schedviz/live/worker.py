@@ -211,7 +211,12 @@ class Worker:
         if run is None:
             return
         run.watcher.stop()
-        fields: dict[str, Any] = {"worker": "", "lease_expires": None, "heartbeat": timezone.now()}
+        fields: dict[str, Any] = {
+            "worker": "",
+            "lease_expires": None,
+            "heartbeat": timezone.now(),
+            "health": run.watcher.health(),  # stopped, every stream with it
+        }
         if status is not None:
             fields.update(status=status, status_message=message or "")
         try:
