@@ -199,6 +199,9 @@ def test_stopping_and_starting_the_worker_resumes_cleanly(
     first.stop()
     cluster.refresh_from_db()
     assert cluster.status == "stopped" and cluster.worker == "" and cluster.checkpoint_blob
+    # the health written last says so too, stream by stream
+    assert cluster.health["status"] == "stopped"
+    assert {s["state"] for s in cluster.health["streams"]} == {"stopped"}
     checkpoint_rv = cluster.checkpoint()["streams"]["Pod"]["rv"]  # type: ignore[index]
     decide(apiserver, placed[1])  # while no worker runs
     lists_before = sum(1 for r in apiserver.requests if r.path == "/api/v1/pods" and not r.watch)
