@@ -210,7 +210,7 @@ def _percents(req: Mapping[str, int], alloc: Mapping[str, int]) -> dict[str, flo
 # ----- label selectors as kubectl takes them (-l) ---------------------------------------------------
 
 _TERM = re.compile(
-    r"\s*(?:(!)\s*([^\s,!=()]+)|([^\s,!=()]+)\s*(?:(==|=|!=)\s*([^\s,!=()]*)|\s+(in|notin)\s*\(([^)]*)\))?)\s*"
+    r"\s*(?:(!)\s*([^\s,!=()]+)|([^\s,!=()]+)(?:\s*(==|=|!=)\s*([^\s,!=()]*)|\s+(in|notin)\s*\(([^)]*)\))?)\s*"
 )
 
 
