@@ -79,6 +79,38 @@ class Change:
         assert obj is not None
         return obj
 
+    def to_dict(self) -> JSON:
+        return {
+            "seq": self.seq,
+            "stream": self.stream,
+            "kind": self.kind,
+            "type": self.type,
+            "key": list(self.key),
+            "old": self.old,
+            "new": self.new,
+            "rv": self.rv,
+            "time": self.time,
+            "relist": self.relist,
+            "initial": self.initial,
+        }
+
+    @classmethod
+    def from_dict(cls, d: JSON) -> Change:
+        ns, name = d["key"]
+        return cls(
+            seq=int(d["seq"]),
+            stream=str(d["stream"]),
+            kind=str(d["kind"]),
+            type=str(d["type"]),
+            key=(str(ns), str(name)),
+            old=d.get("old"),
+            new=d.get("new"),
+            rv=str(d.get("rv") or ""),
+            time=float(d["time"]),
+            relist=bool(d.get("relist")),
+            initial=bool(d.get("initial")),
+        )
+
 
 Listener = Callable[[Change], None]
 
@@ -274,9 +306,12 @@ class Mirror:
             self._trim()
 
     # ----- checkpoints ------------------------------------------------------------------------
-    def checkpoint(self) -> JSON:
+    def checkpoint(self, keep_seq: int | None = None, keep_rv: int | None = None) -> JSON:
+        """The stores and their resourceVersions; with ``keep_seq`` also the changelog from that
+        change on, and the earlier changes whose resourceVersion is ``keep_rv`` or newer (what
+        rebuilding the state before the decisions still to replay needs)."""
         with self.lock:
-            return {
+            out: JSON = {
                 "format": CHECKPOINT_FORMAT,
                 "seq": self._seq,
                 "time": self.clock(),
@@ -286,6 +321,14 @@ class Mirror:
                     if name in self._has_state
                 },
             }
+            if keep_seq is not None:
+                out["keptFrom"] = keep_seq
+                out["changes"] = [
+                    ch.to_dict()
+                    for ch in self._log
+                    if ch.seq >= keep_seq or (keep_rv is not None and (_num(ch.rv) or -1) >= keep_rv)
+                ]
+            return out
 
     def restore(self, data: JSON) -> None:
         """Start from a checkpoint: the reflectors then watch on from its resourceVersions."""
@@ -304,7 +347,10 @@ class Mirror:
                     self._rv[name] = str(part["rv"])
                 self._has_state.add(name)
             self._seq = max(self._seq, int(data.get("seq") or 0))
-            self._trimmed_to = self._seq  # nothing before the checkpoint can be looked back at
+            # nothing before the checkpoint can be looked back at, but the changes it kept
+            kept = [Change.from_dict(d) for d in data.get("changes") or [] if d.get("stream") in self.streams]
+            self._log = deque(sorted(kept, key=lambda ch: ch.seq))
+            self._trimmed_to = int(data["keptFrom"]) - 1 if "keptFrom" in data else self._seq
             self.restored_at = float(data.get("time") or self.clock())
 
     # ----- internals --------------------------------------------------------------------------

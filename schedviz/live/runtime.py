@@ -20,6 +20,7 @@ in its error, when the pod itself never came).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import heapq
 import logging
 import random
@@ -86,6 +87,12 @@ class Options:
     explain_checks: int | None = EXPLAIN_MAX_CHECKS
 
 
+def trigger_from_dict(d: dict[str, Any]) -> Trigger:
+    """A decision kept in a checkpoint (``dataclasses.asdict`` of it)."""
+    names = {f.name for f in dataclasses.fields(Trigger)}
+    return Trigger(**{k: v for k, v in d.items() if k in names})
+
+
 class ClusterWatcher:
     def __init__(
         self,
@@ -106,17 +113,29 @@ class ClusterWatcher:
         self.streams = list(streams)
         self.mirror = Mirror(self.streams, changelog_limit=self.options.changelog_limit)
         self.restore_error = ""
-        if checkpoint:
-            try:
-                self.mirror.restore(checkpoint)
-            except (ValueError, TypeError, KeyError) as exc:
-                self.restore_error = f"checkpoint not used: {exc}"
         self.detector = TriggerDetector(
             self._enqueue,
             event_grace=self.options.event_grace,
             settle=self.options.settle,
             max_event_age=self.options.max_event_age,
         )
+        self._threads: list[threading.Thread] = []
+        self._queue: list[tuple[tuple[int, int], int, Trigger]] = []
+        self._pushed = 0
+        self._current: Trigger | None = None  # being replayed
+        self._qcond = threading.Condition()
+        if checkpoint:
+            try:
+                self.mirror.restore(checkpoint)
+                pending = [trigger_from_dict(d) for d in checkpoint.get("pending") or []]
+            except (ValueError, TypeError, KeyError) as exc:
+                self.mirror = Mirror(self.streams, changelog_limit=self.options.changelog_limit)
+                self.restore_error = f"checkpoint not used: {exc}"
+            else:
+                for t in pending:  # the decisions the last run had not replayed yet
+                    if t.source != "event" or t.kind != BOUND:
+                        self.detector.claim(t.dedup)
+                    self._enqueue(t)
         self.mirror.listeners.append(self.detector)
         self.stop_event = threading.Event()
         rng = random.Random(self.options.seed)
@@ -131,11 +150,7 @@ class ClusterWatcher:
             )
             for s in self.streams
         ]
-        self._threads: list[threading.Thread] = []
-        self._queue: list[tuple[tuple[int, int], int, Trigger]] = []
-        self._pushed = 0
         self.waiting_for = ""  # the streams the next decision waits for
-        self._qcond = threading.Condition()
         self.config: LiveConfig | None = None
         self.config_error = ""
         self.processed = 0
@@ -211,6 +226,7 @@ class ClusterWatcher:
                 if not self._queue or self._queue[0][2] is not head:
                     continue  # an earlier decision came in meanwhile
                 heapq.heappop(self._queue)
+                self._current = head
                 self.busy = True
                 self.waiting_for = ""
                 return head, lagging
@@ -252,6 +268,7 @@ class ClusterWatcher:
                 finally:
                     with self._qcond:
                         self.busy = False
+                        self._current = None
                         floor = min((t.seq for _, _, t in self._queue), default=self.mirror.seq)
                     self.mirror.release(floor)
         finally:
@@ -312,7 +329,20 @@ class ClusterWatcher:
         return self.mirror.objects()
 
     def checkpoint(self) -> dict[str, Any]:
-        return self.mirror.checkpoint()
+        """The mirror's checkpoint with the decisions not replayed yet (and the changes rebuilding
+        the state before them needs): the next run replays them, none is lost or repeated."""
+        with self.mirror.lock:  # listeners queue under it: the queue and the mirror agree
+            with self._qcond:
+                pending = [t for _, _, t in sorted(self._queue)]
+                if self._current is not None:
+                    pending.insert(0, self._current)
+            revisions = [t.revision for t in pending if t.revision is not None]
+            data = self.mirror.checkpoint(
+                keep_seq=min(t.seq for t in pending) if pending else None,
+                keep_rv=min(revisions) if revisions else None,
+            )
+        data["pending"] = [dataclasses.asdict(t) for t in pending]
+        return data
 
     def health(self) -> dict[str, Any]:
         streams = [r.snapshot() for r in self.reflectors]

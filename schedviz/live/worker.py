@@ -4,9 +4,11 @@ cluster it holds the lease of.
 Several workers may run: each cluster is held by one of them at a time through a lease
 (``LiveCluster.worker`` and ``lease_expires``, taken and renewed with conditional UPDATEs, so any
 database serialises them). A worker that stops releases its clusters and leaves a checkpoint of each
-mirrored state; the next one (or the same, restarted) resumes from it: it watches on from the
-checkpoint's resourceVersions, or relists and diffs when they are too old, so decisions made while
-no worker ran are still found (flagged as seen after a gap) and none is stored twice.
+mirrored state, with the decisions not replayed yet (waiting for their grace, or for the mirror to
+catch up with them); the next one (or the same, restarted) resumes from it: it replays those, and
+watches on from the checkpoint's resourceVersions, or relists and diffs when they are too old, so
+decisions made while no worker ran are still found (flagged as seen after a gap) and none is stored
+twice.
 
 Every tick (a second by default) the worker renews its leases, starts and stops watchers as
 clusters are added, enabled, disabled, changed or deleted, writes each cluster's health, fulfils
@@ -262,6 +264,8 @@ class Worker:
         if time.monotonic() - run.checkpointed >= self.checkpoint_seconds:
             marker = (
                 w.mirror.seq,
+                w.processed,  # the decisions still to replay are in the checkpoint too
+                w.pending(),
                 tuple(sorted((s.name, w.mirror.resource_version(s.name) or "") for s in w.streams)),
             )
             if marker != run.checkpoint_marker:

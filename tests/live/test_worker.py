@@ -222,6 +222,35 @@ def test_stopping_and_starting_the_worker_resumes_cleanly(
     assert LiveCycle.objects.filter(cluster=cluster).values("dedup").distinct().count() == 3
 
 
+def test_a_decision_waiting_when_the_worker_stops_is_replayed_by_the_next_one(
+    apiserver: TestApiServer, alice: User, workers: Any
+) -> None:
+    sc, expected = scenario("basic/scn-20001")
+    serve(apiserver, sc)
+    cluster = add_cluster(alice, apiserver)
+    first = workers("w1")
+    wait_until(lambda: status(cluster) == "watching", what="watching")
+    watcher = first.worker.running[str(cluster.pk)].watcher
+    apiserver.hold_watches("pods")
+    apiserver.drop_connections()
+    failed = next(r for r in expected if not r["selected"])
+    decide(apiserver, failed)  # its event comes; the pods' watch does not
+    wait_until(lambda: "Pod (" in (watcher.health()["waitingFor"] or ""), what="the failure waiting")
+    first.stop()
+    assert cycles(cluster) == []
+    checkpoint = LiveCluster.objects.get(pk=cluster.pk).checkpoint()
+    assert checkpoint is not None and [t["pod"] for t in checkpoint["pending"]] == [failed["pod"]]
+    apiserver.release_watches()
+    second = workers("w2")
+    wait_until(lambda: len(cycles(cluster)) == 1, what="the decision replayed by the next worker")
+    row = cycles(cluster)[0]
+    assert (row.pod, row.trigger, row.agreement, row.exact) == (failed["pod"], "failed", "match", True)
+    assert row.actual_message == failed["unschedulableMessage"]
+    resumed = second.worker.running[str(cluster.pk)].watcher
+    wait_until(resumed.idle, what="nothing left to replay")
+    assert len(cycles(cluster)) == 1
+
+
 def test_a_restart_after_the_history_was_compacted_relists_and_flags_the_gap(
     apiserver: TestApiServer, alice: User, workers: Any
 ) -> None:
