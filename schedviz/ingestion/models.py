@@ -54,7 +54,18 @@ _summaries = _SummaryCache(8)
 
 
 class Snapshot(Owned):
-    """A cluster's objects as uploaded, content-hashed, with summaries for listing."""
+    """A cluster's objects as uploaded, content-hashed, with summaries for listing.
+
+    An upload of real size is stored as received (``UploadChunk``) and read on the worker: until then
+    the snapshot is ``pending`` or ``parsing`` (with its progress), then ``ready``, or ``failed`` with
+    the problems found (nothing else stored; ``duplicate_of`` when the same content was stored before).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        PARSING = "parsing"
+        READY = "ready"
+        FAILED = "failed"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=200)
@@ -70,15 +81,34 @@ class Snapshot(Owned):
     config = models.JSONField(null=True, blank=True)
     objects_blob = models.BinaryField()
     summary_blob = models.BinaryField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.READY)
+    upload_name = models.CharField(max_length=255, blank=True, default="")
+    config_given = models.BooleanField(default=False)  # ``config`` came with the upload, not the manifests
+    bytes_read = models.BigIntegerField(default=0)
+    objects_parsed = models.IntegerField(default=0)
+    error = models.JSONField(null=True, blank=True)
+    duplicate_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         ordering = ["-created"]
-        constraints = [models.UniqueConstraint(fields=["owner", "content_hash"], name="snapshot_unique_per_owner")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "content_hash"],
+                condition=models.Q(status="ready"),
+                name="snapshot_unique_per_owner",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.node_count} nodes)"
 
+    @property
+    def ready(self) -> bool:
+        return self.status == self.Status.READY
+
     def objects_list(self) -> list[dict[str, Any]]:
+        if not self.ready:
+            raise ValueError(f"snapshot {self.pk} is {self.status}: it holds no objects yet")
         value: list[dict[str, Any]] = unpack(self.objects_blob)
         return value
 
@@ -95,3 +125,14 @@ class Snapshot(Owned):
         from schedviz.engine.loader import load_objects
 
         return load_objects(self.objects_list(), self.config, self.name)
+
+
+class UploadChunk(models.Model):
+    """A piece of an upload as received (8 MiB at most), kept until the worker has read it."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="chunks")
+    seq = models.IntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["snapshot", "seq"], name="upload_chunk_order")]

@@ -74,27 +74,54 @@ _CHUNK = MiB
 class Limits:
     """Bounds on what an upload may cost. ``from_env`` reads each from ``SCHEDVIZ_<NAME>``.
 
-    - ``max_upload_bytes``: the raw upload; ``max_decompressed_bytes``: all manifest files of an
-      archive (or a gzip stream) once decompressed; ``max_archive_members``: entries in an archive.
-    - ``max_objects``: Kubernetes objects (of any kind); a JSON file's top-level array or ``*List``
-      over it is refused before it is built (``json_objects``). ``max_depth``: nesting of mappings and
-      lists.
+    Sized for a production cluster at Kubernetes' own limits and beyond: 5,000 nodes running 110 pods
+    each (550,000 pods) as ``kubectl get -o json`` prints them is 1.5 to 2 GB of JSON, 40 to 60 MB
+    gzip'd. Uploads are read in one of two ways (``services.py`` decides):
+
+    - *whole, in the request* (``parse_upload``): small uploads (up to ``inline_upload_bytes``, not
+      zstd, and not a gzip stream declaring more than ``inline_decompressed_bytes``);
+    - *as a stream, on the worker* (``streaming.parse_stream``): the others, stored as received first.
+
+    The limits:
+
+    - ``max_upload_bytes``: the upload as received (1 GiB: a 5,000 x 30 dump uploads uncompressed,
+      larger ones gzip'd or zstd'd).
+    - ``max_decompressed_bytes``: the text of a streamed upload once decompressed (4 GiB).
+      ``max_compression_ratio``: a streamed upload whose text grows beyond this many times the
+      compressed bytes read (once past 64 MiB) is refused as a bomb (500: a real dump gzip'd is 15 to
+      50 times smaller, zstd -19 of a very repetitive one up to about 260).
+    - ``max_file_bytes``: a file read whole: an upload read in the request once decompressed, an
+      archive's members together (declared sizes checked first, bytes actually produced counted), a
+      YAML file or a non-JSON archive member of a streamed upload (200 MiB).
+    - ``max_object_bytes``: one item of a streamed JSON file (an element of its top-level array or of
+      its ``items``), or one other member of its top-level object (16 MiB; etcd stores at most 1.5 MiB
+      an object).
+    - ``max_objects``: Kubernetes objects (of any kind) in an upload (1,000,000: 550,000 pods with
+      their nodes, ReplicaSets, Services and the rest); a JSON file read whole whose top-level array
+      or ``*List`` is over it is refused before it is built (``json_objects``).
+      ``max_depth``: nesting of mappings and lists.
+    - ``max_archive_members``: entries in an archive.
     - ``max_yaml_aliases``: aliases in one YAML document; ``max_alias_expansion``: nodes aliases may add
       to an upload beyond the nodes its text holds (so aliases at most about double a document).
     - ``max_yaml_nodes``: YAML parser events in an upload (a scalar or an alias is one, a mapping, a
       sequence or a document two: its start and its end). YAML is read at a few hundred thousand to a
       million events a second; this bounds the time (under 5 s of CPU). 1.5M events is about 13 MiB
-      of ordinary ``kubectl -o yaml`` output; larger clusters are better uploaded as JSON, which is
-      read at C speed.
-    - ``max_json_values``: values (objects, arrays, scalars) in one JSON file, counted at C speed before
-      it is parsed; bounds memory (a dense JSON file can take 25 times its size). 5M values is more than
-      50 MiB of ordinary ``kubectl -o json`` output holds.
+      of ordinary ``kubectl -o yaml`` output; larger clusters are uploaded as JSON, which is read at C
+      speed.
+    - ``max_json_values``: values (objects, arrays, scalars) in one JSON file read whole, counted at C
+      speed before it is parsed; bounds memory (a dense JSON file can take 25 times its size). 5M
+      values is more than 50 MiB of ordinary ``kubectl -o json`` output holds. A streamed JSON file
+      holds one item at a time.
     - ``max_problems``: problems collected before reading stops.
+    - ``inline_upload_bytes``, ``inline_decompressed_bytes``: which uploads are read in the request.
     """
 
-    max_upload_bytes: int = 50 * MiB
-    max_decompressed_bytes: int = 200 * MiB
-    max_objects: int = 100_000
+    max_upload_bytes: int = 1024 * MiB
+    max_decompressed_bytes: int = 4096 * MiB
+    max_compression_ratio: int = 500
+    max_file_bytes: int = 200 * MiB
+    max_object_bytes: int = 16 * MiB
+    max_objects: int = 1_000_000
     max_depth: int = 100
     max_archive_members: int = 1000
     max_yaml_aliases: int = 10_000
@@ -102,10 +129,15 @@ class Limits:
     max_yaml_nodes: int = 1_500_000
     max_json_values: int = 5_000_000
     max_problems: int = 100
+    inline_upload_bytes: int = 8 * MiB
+    inline_decompressed_bytes: int = 32 * MiB
 
     ENV: ClassVar[dict[str, str]] = {
         "max_upload_bytes": "SCHEDVIZ_MAX_UPLOAD_BYTES",
         "max_decompressed_bytes": "SCHEDVIZ_MAX_DECOMPRESSED_BYTES",
+        "max_compression_ratio": "SCHEDVIZ_MAX_COMPRESSION_RATIO",
+        "max_file_bytes": "SCHEDVIZ_MAX_FILE_BYTES",
+        "max_object_bytes": "SCHEDVIZ_MAX_OBJECT_BYTES",
         "max_objects": "SCHEDVIZ_MAX_OBJECTS",
         "max_depth": "SCHEDVIZ_MAX_DEPTH",
         "max_archive_members": "SCHEDVIZ_MAX_ARCHIVE_MEMBERS",
@@ -114,6 +146,8 @@ class Limits:
         "max_yaml_nodes": "SCHEDVIZ_MAX_YAML_NODES",
         "max_json_values": "SCHEDVIZ_MAX_JSON_VALUES",
         "max_problems": "SCHEDVIZ_MAX_PROBLEMS",
+        "inline_upload_bytes": "SCHEDVIZ_INLINE_UPLOAD_BYTES",
+        "inline_decompressed_bytes": "SCHEDVIZ_INLINE_DECOMPRESSED_BYTES",
     }
 
     @classmethod
@@ -335,7 +369,7 @@ def _unpack(data: bytes, name: str, limits: Limits, ing: _Ingest) -> tuple[str, 
         raise _Fatal(
             Problem(
                 document=name,
-                message="unsupported compression (bzip2, xz or zstd): use .tar.gz, .tgz or .zip",
+                message="unsupported compression (bzip2 or xz): use gzip, zstd, .tar.gz or .zip",
             )
         )
     if lower.endswith(_ARCHIVE_SUFFIXES):
@@ -360,11 +394,11 @@ def _gunzip(data: bytes, name: str, limits: Limits) -> bytes:
                 if not chunk:
                     break
                 total += len(chunk)
-                if total > limits.max_decompressed_bytes:
+                if total > limits.max_file_bytes:
                     raise _Fatal(
                         Problem(
                             document=name,
-                            message=f"decompresses to more than {limits.max_decompressed_bytes} bytes, the limit",
+                            message=f"decompresses to more than {limits.max_file_bytes} bytes, the limit",
                         )
                     )
                 chunks.append(chunk)
@@ -405,7 +439,7 @@ def _too_big(archive: str, limits: Limits) -> _Fatal:
     return _Fatal(
         Problem(
             document=archive,
-            message=f"the archive's files decompress to more than {limits.max_decompressed_bytes} bytes, the limit",
+            message=f"the archive's files decompress to more than {limits.max_file_bytes} bytes, the limit",
         )
     )
 
@@ -468,7 +502,7 @@ def _tar_members(raw: bytes, archive: str, limits: Limits, ing: _Ingest) -> list
                     continue
                 if m.isdir() or not _is_manifest(member):
                     continue
-                if m.size < 0 or total + m.size > limits.max_decompressed_bytes:
+                if m.size < 0 or total + m.size > limits.max_file_bytes:
                     raise _too_big(archive, limits)
                 f = tf.extractfile(m)
                 data = f.read(m.size + 1) if f is not None else b""
@@ -531,7 +565,7 @@ def _zip_members(data: bytes, archive: str, limits: Limits, ing: _Ingest) -> lis
             if is_dir or not _is_manifest(member):
                 continue
             declared += info.file_size
-            if declared > limits.max_decompressed_bytes:
+            if declared > limits.max_file_bytes:
                 raise _too_big(archive, limits)
             wanted.append(info)
         found: list[tuple[str, bytes]] = []
@@ -547,7 +581,7 @@ def _zip_members(data: bytes, archive: str, limits: Limits, ing: _Ingest) -> lis
                             break
                         got += len(chunk)
                         total += len(chunk)
-                        if total > limits.max_decompressed_bytes:
+                        if total > limits.max_file_bytes:
                             raise _too_big(archive, limits)
                         if got > info.file_size:
                             raise _Fatal(
@@ -1359,6 +1393,10 @@ class _Ingest:
             )
             return
         self.seen[ident] = label
+        self.keep(obj, view)
+
+    def keep(self, obj: dict[str, Any], view: KubeObject) -> None:
+        """A valid, new object: kept in memory here (the streamed reading writes it out instead)."""
         self.objects.append(obj)
 
     # ----- the end --------------------------------------------------------------------------------

@@ -28,8 +28,31 @@ class SnapshotSerializer(serializers.ModelSerializer[Snapshot]):
             "ignored",
             "config",
             "team",
+            "status",
+            "progress",
+            "error",
+            "duplicate_of",
         ]
         read_only_fields = fields
+
+    progress = serializers.SerializerMethodField(
+        help_text="How far the worker has read the upload: bytesRead of bytesTotal (as received, "
+        "compressed or not), objectsParsed"
+    )
+    error = serializers.JSONField(
+        read_only=True,
+        allow_null=True,
+        help_text="When failed: message, and problems (each with its document, object, field and message)",
+    )
+    duplicate_of = serializers.UUIDField(
+        source="duplicate_of_id",
+        read_only=True,
+        allow_null=True,
+        help_text="When failed because the same content is stored already: that snapshot",
+    )
+
+    def get_progress(self, obj: Snapshot) -> dict[str, int]:
+        return {"bytesRead": obj.bytes_read, "bytesTotal": obj.size_bytes, "objectsParsed": obj.objects_parsed}
 
 
 class SnapshotUploadSerializer(serializers.Serializer[Any]):

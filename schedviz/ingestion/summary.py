@@ -9,12 +9,15 @@ the scheduler's: CPU in millicores, memory, ephemeral-storage and hugepages in b
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import tempfile
+import zlib
+from typing import IO, Any
 
 from schedviz.engine import quantity
 from schedviz.engine.cluster import REGION_LABELS, ZONE_LABELS
 from schedviz.engine.loader import load_objects
-from schedviz.engine.objects import Pod
+from schedviz.engine.objects import Node, Pod
 
 UNITS = {
     "cpu": "millicores",
@@ -157,3 +160,184 @@ def summarize(objects: list[dict[str, Any]]) -> dict[str, Any]:
         "objects": others,
         "warnings": warnings,
     }
+
+
+class SummaryBuilder:
+    """``summarize`` one object at a time, for uploads read as a stream (``streaming.py``): the same
+    summary, packed as ``models.pack`` packs it, holding only the summary's rows (the pods' rows go to
+    a temporary file until the end, since priorities and warnings need every object read).
+
+    ``add`` takes each kept object with the view ``parsing`` built for it (a ``Node``, a ``Pod`` or a
+    ``KubeObject``), in input order.
+    """
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, int] = {}
+        self.nodes: list[dict[str, Any]] = []
+        self.node_names: set[str] = set()
+        # per node name: the requests of the non-terminal pods bound to it (ClusterState.add_pod)
+        self.requested: dict[str, dict[str, int]] = {}
+        self.nonzero: dict[str, list[int]] = {}
+        self.bound_uids: set[str] = set()
+        self.pod_rows: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - closed by finish
+        self.pods = 0
+        self.states = {"running": 0, "pending": 0, "finished": 0}
+        self.per_namespace: dict[str, int] = {}
+        self.namespaces: list[dict[str, Any]] = []
+        self.declared: set[str] = set()
+        self.others: list[dict[str, Any]] = []
+        self.classes: dict[str, dict[str, Any]] = {}
+
+    def add(self, raw: dict[str, Any], view: Any) -> None:
+        kind = str(raw.get("kind"))
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        if isinstance(view, Node):
+            self.node_names.add(view.name)
+            self.nodes.append(
+                {
+                    "name": view.name,
+                    "zone": _label(view.labels, ZONE_LABELS),
+                    "region": _label(view.labels, REGION_LABELS),
+                    "allocatable": dict(view.allocatable),
+                    "taints": [dict(t) for t in view.taints],
+                    "unschedulable": view.unschedulable,
+                    "labels": dict(view.labels),
+                }
+            )
+        elif isinstance(view, Pod):
+            self._pod(view)
+        elif view.kind == "Namespace":
+            self.declared.add(view.name)
+            self.namespaces.append(
+                {"name": view.name, "labels": dict(view.meta.labels), "declared": True, "podCount": 0}
+            )
+        else:
+            if view.kind == "PriorityClass" and view.name not in self.classes:
+                self.classes[view.name] = view.raw
+            self.others.append({"kind": view.kind, "key": view.key, "name": view.name, "namespace": view.namespace})
+
+    def _pod(self, p: Pod) -> None:
+        self.pods += 1
+        state = pod_state(p)
+        self.states[state] += 1
+        self.per_namespace[p.namespace] = self.per_namespace.get(p.namespace, 0) + 1
+        if state == "running" and p.uid not in self.bound_uids:
+            self.bound_uids.add(p.uid)
+            req = self.requested.setdefault(p.node_name, {})
+            for r, v in p.resources.requests.items():
+                if r != quantity.PODS:
+                    req[r] = req.get(r, 0) + v
+            nz = self.nonzero.setdefault(p.node_name, [0, 0, 0])
+            nz[0] += p.resources.nonzero_cpu
+            nz[1] += p.resources.nonzero_memory
+            nz[2] += 1
+        row = {
+            "key": p.key,
+            "namespace": p.namespace,
+            "name": p.name,
+            "state": state,
+            "phase": p.phase,
+            "node": p.node_name or None,
+            "nominatedNode": p.nominated_node_name or None,
+            "requests": {r: v for r, v in p.requests.items() if r != quantity.PODS},
+            "priority": p.priority,
+            "priorityClassName": p.priority_class_name,
+            "schedulerName": p.scheduler_name,
+            "schedulingGates": list(p.scheduling_gates),
+            "labels": dict(p.labels),
+        }
+        self.pod_rows.write(json.dumps(row, separators=(",", ":")))
+        self.pod_rows.write("\n")
+
+    def _priority(self, row: dict[str, Any], default: dict[str, Any] | None) -> int | None:
+        """What ``loader.resolve_priorities`` gives a pod without spec.priority."""
+        pcn = row["priorityClassName"]
+        pc: dict[str, Any] | None = None
+        if pcn:
+            pc = self.classes.get(pcn)
+            if pc is None and pcn == "system-node-critical":
+                return 2000001000
+            if pc is None and pcn == "system-cluster-critical":
+                return 2000000000
+        elif default is not None:
+            pc = default
+        if pc is None:
+            return None
+        v = pc.get("value", 0)
+        return int(v) if isinstance(v, int) and not isinstance(v, bool) else 0
+
+    def finish(self) -> tuple[bytes, dict[str, int], dict[str, int]]:
+        """The packed summary, its counts and kinds."""
+        nodes = []
+        seen: set[str] = set()
+        for n in self.nodes:
+            name = n["name"]
+            first = name not in seen  # ClusterState indexes a name at its last node
+            seen.add(name)
+            req = self.requested.get(name, {}) if first else {}
+            nz = self.nonzero.get(name, [0, 0, 0]) if first else [0, 0, 0]
+            requested: dict[str, int] = {}
+            for r in sorted(set(n["allocatable"]) | set(req)):
+                if r == quantity.PODS:
+                    continue
+                v = req.get(r, 0)
+                if v or r in n["allocatable"]:
+                    requested[r] = v
+            requested[quantity.PODS] = nz[2]
+            nodes.append(
+                {
+                    "name": name,
+                    "zone": n["zone"],
+                    "region": n["region"],
+                    "allocatable": n["allocatable"],
+                    "requested": requested,
+                    "nonZeroRequested": {quantity.CPU: nz[0], quantity.MEMORY: nz[1]},
+                    "podCount": nz[2],
+                    "taints": n["taints"],
+                    "unschedulable": n["unschedulable"],
+                    "labels": n["labels"],
+                }
+            )
+        namespaces = [{**ns, "podCount": self.per_namespace.get(ns["name"], 0)} for ns in self.namespaces]
+        for ns in sorted(set(self.per_namespace) - self.declared):
+            namespaces.append({"name": ns, "labels": {}, "declared": False, "podCount": self.per_namespace[ns]})
+        counts = {
+            "nodes": len(self.nodes),
+            "pods": self.pods,
+            **self.states,
+            "namespaces": len(namespaces),
+            "objects": len(self.others),
+        }
+        default = next((c for c in self.classes.values() if c.get("globalDefault")), None)
+        warnings: list[str] = []
+        z = zlib.compressobj(6)
+        out = [z.compress(b'{"counts":' + _compact(counts) + b',"kinds":' + _compact(self.kinds))]
+        out.append(z.compress(b',"units":' + _compact(UNITS) + b',"nodes":' + _compact(nodes) + b',"pods":['))
+        self.pod_rows.seek(0)
+        for i, line in enumerate(self.pod_rows):
+            row = json.loads(line)
+            if row["priority"] is None:
+                row["priority"] = self._priority(row, default)
+            if row["state"] == "running" and row["node"] not in self.node_names:
+                warnings.append(
+                    f"Pod {row['key']} is bound to node {row['node']}, which is not in the snapshot: "
+                    "its requests are not counted anywhere"
+                )
+            pcn = row["priorityClassName"]
+            if row["priority"] is None and pcn and pcn not in _SYSTEM_PRIORITY_CLASSES:
+                warnings.append(
+                    f"Pod {row['key']} names PriorityClass {pcn}, which is not in the snapshot, "
+                    "and has no spec.priority: its priority counts as 0"
+                )
+            if row["priority"] is None:
+                row["priority"] = 0
+            out.append(z.compress((b"," if i else b"") + _compact(row)))
+        self.pod_rows.close()
+        out.append(z.compress(b'],"namespaces":' + _compact(namespaces) + b',"objects":' + _compact(self.others)))
+        out.append(z.compress(b',"warnings":' + _compact(warnings) + b"}"))
+        out.append(z.flush())
+        return b"".join(out), counts, dict(self.kinds)
+
+
+def _compact(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()

@@ -19,8 +19,18 @@ from schedviz.api.viewsets import OwnedViewSet, choice, request_user
 
 from . import serializers as s
 from .models import Snapshot
-from .parsing import UploadError
-from .services import create_snapshot
+from .parsing import Limits, Problem, UploadError
+from .services import create_snapshot, read_inline, start_upload
+
+NOT_READY = error("The snapshot is not ready (`snapshot_not_ready`): still being read, or failed.")
+
+
+def require_ready(snap: Snapshot) -> Snapshot:
+    """The snapshot, if its upload has been read; else the API's 409 ``snapshot_not_ready``."""
+    if snap.status != Snapshot.Status.READY:
+        why = "failed: " + str((snap.error or {}).get("message", "")) if snap.status == "failed" else f"still {snap.status}"
+        raise ApiError(f"snapshot {snap.pk} is not ready ({why})", code="snapshot_not_ready", status_code=409)
+    return snap
 
 
 def upload_error(exc: UploadError) -> ApiError:
@@ -61,6 +71,14 @@ class SnapshotViewSet(
             200: OpenApiResponse(
                 s.SnapshotSerializer, description="The same content was stored before: that snapshot"
             ),
+            202: OpenApiResponse(
+                s.SnapshotSerializer,
+                description="An upload of real size, stored as received and read on the worker: the "
+                "snapshot, `status` pending. Poll `GET /api/v1/snapshots/<id>/` for its `status` "
+                "(pending, parsing, ready, failed) and `progress` (bytesRead, bytesTotal, objectsParsed); "
+                "once `failed`, `error` lists the problems (or `duplicate_of` names the snapshot already "
+                "holding the same content) and nothing else is stored.",
+            ),
             400: error(
                 "Invalid upload (`invalid_upload`: `details` lists each problem with its document, "
                 "object and field) or invalid form fields (`invalid`)."
@@ -71,19 +89,61 @@ class SnapshotViewSet(
     def create(self, request: Request) -> Response:
         """Upload manifests; the same content twice answers 200 with the snapshot already stored.
 
+        Small uploads are read in the request (201, or 200). Uploads of real size (over
+        `SCHEDVIZ_INLINE_UPLOAD_BYTES`, 8 MiB, as received; any zstd stream; a gzip stream declaring
+        more than `SCHEDVIZ_INLINE_DECOMPRESSED_BYTES`, 32 MiB, of text) are stored as received and
+        read on the worker: 202 with the snapshot `pending`, to follow until `ready` or `failed`.
+
         With ``team`` (the id of a team you belong to) the snapshot is shared with that team.
         """
         form = s.SnapshotUploadSerializer(data=request.data, context={"user": request_user(request)})
         form.is_valid(raise_exception=True)
         data: dict[str, Any] = form.validated_data
-        if data.get("file") is not None:
-            f = data["file"]
-            payload, filename = f.read(), f.name or "upload"
-        else:
-            payload, filename = data["content"].encode("utf-8"), "content.yaml"
         config_text = data.get("config")
         if data.get("config_file") is not None:
             config_text = data["config_file"].read().decode("utf-8", errors="replace")
+        limits = Limits.from_env()
+        if data.get("file") is not None:
+            f = data["file"]
+            filename = f.name or "upload"
+            size = int(f.size or 0)
+            if size > limits.max_upload_bytes:
+                raise upload_error(
+                    UploadError(
+                        [
+                            Problem(
+                                document=filename,
+                                message=f"the upload is {size} bytes; the limit is {limits.max_upload_bytes} bytes",
+                            )
+                        ]
+                    )
+                )
+            f.seek(0)
+            head = f.read(4)
+            tail = b""
+            if size >= 8:
+                f.seek(size - 4)
+                tail = f.read(4)
+            f.seek(0)
+            if not read_inline(head, tail, size, limits):
+                try:
+                    snap = start_upload(
+                        request_user(request),
+                        f.chunks(),
+                        filename,
+                        size,
+                        name=data.get("name", ""),
+                        config_text=config_text,
+                        team=data.get("team"),
+                        limits=limits,
+                    )
+                except UploadError as exc:
+                    raise upload_error(exc) from None
+                snap = Snapshot.objects.defer("objects_blob", "summary_blob").get(pk=snap.pk)
+                return Response(s.SnapshotSerializer(snap).data, status=status.HTTP_202_ACCEPTED)
+            payload = f.read()
+        else:
+            payload, filename = data["content"].encode("utf-8"), "content.yaml"
         try:
             snap, created = create_snapshot(
                 request_user(request),
@@ -92,44 +152,46 @@ class SnapshotViewSet(
                 name=data.get("name", ""),
                 config_text=config_text,
                 team=data.get("team"),
+                limits=limits,
             )
         except UploadError as exc:
             raise upload_error(exc) from None
         body = s.SnapshotSerializer(snap).data
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    @extend_schema(responses=s.SnapshotNodeSerializer(many=True))
+    @extend_schema(responses={200: s.SnapshotNodeSerializer(many=True), 409: NOT_READY})
     @action(detail=True, methods=["get"])
     def nodes(self, request: Request, pk: str | None = None) -> Response:
         """Nodes with allocatable and requested resources, taints, zone."""
-        return self._listing(self.get_object().summary().get("nodes", []))
+        return self._listing(require_ready(self.get_object()).summary().get("nodes", []))
 
     @extend_schema(
         parameters=[OpenApiParameter("state", str, enum=["running", "pending", "finished"])],
-        responses=s.SnapshotPodSerializer(many=True),
+        responses={200: s.SnapshotPodSerializer(many=True), 409: NOT_READY},
     )
     @action(detail=True, methods=["get"])
     def pods(self, request: Request, pk: str | None = None) -> Response:
         """Pods with their state, node, requests and priority."""
         state = choice(request, "state", ("running", "pending", "finished"))
-        pods = self.get_object().summary().get("pods", [])
+        pods = require_ready(self.get_object()).summary().get("pods", [])
         if state:
             pods = [p for p in pods if p.get("state") == state]
         return self._listing(pods)
 
-    @extend_schema(responses=s.SnapshotNamespaceSerializer(many=True))
+    @extend_schema(responses={200: s.SnapshotNamespaceSerializer(many=True), 409: NOT_READY})
     @action(detail=True, methods=["get"])
     def namespaces(self, request: Request, pk: str | None = None) -> Response:
         """Namespaces, declared or only named by pods, with their pod counts."""
-        return self._listing(self.get_object().summary().get("namespaces", []))
+        return self._listing(require_ready(self.get_object()).summary().get("namespaces", []))
 
     @extend_schema(
-        parameters=[OpenApiParameter("kind", str)], responses=s.SnapshotObjectSerializer(many=True)
+        parameters=[OpenApiParameter("kind", str)],
+        responses={200: s.SnapshotObjectSerializer(many=True), 409: NOT_READY},
     )
     @action(detail=True, methods=["get"])
     def objects(self, request: Request, pk: str | None = None) -> Response:
         """The other objects the scheduler reads (PVCs, storage classes, ...)."""
-        objs = self.get_object().summary().get("objects", [])
+        objs = require_ready(self.get_object()).summary().get("objects", [])
         kind = request.query_params.get("kind")
         if kind:
             objs = [o for o in objs if o.get("kind") == kind]

@@ -27,7 +27,7 @@ from schedviz.engine.trace import RESULTS
 from schedviz.ingestion.models import Snapshot
 from schedviz.ingestion.parsing import UploadError
 from schedviz.ingestion.services import create_snapshot, validate_config_text
-from schedviz.ingestion.views import upload_error
+from schedviz.ingestion.views import require_ready, upload_error
 
 from . import serializers as s
 from . import services as replay_services
@@ -162,7 +162,9 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
         ser = s.ReplayCreateSerializer(data=request.data, context={"user": request_user(request)})
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
-        snapshot = get_object_or_404(visible(Snapshot.objects.all(), request_user(request)), pk=d["snapshot"])
+        snapshot = require_ready(
+            get_object_or_404(visible(Snapshot.objects.all(), request_user(request)), pk=d["snapshot"])
+        )
         configuration = None
         if d.get("configuration"):
             configuration = get_object_or_404(
@@ -472,7 +474,9 @@ class ReportViewSet(OwnedViewSet):
             except UploadError as exc:
                 raise upload_error(exc) from None
         else:
-            snap = get_object_or_404(visible(Snapshot.objects.all(), request_user(request)), pk=d["snapshot_id"])
+            snap = require_ready(
+                get_object_or_404(visible(Snapshot.objects.all(), request_user(request)), pk=d["snapshot_id"])
+            )
         try:
             rep = create_report(
                 request_user(request), snap, candidate, baseline, d.get("baseline") is not None,

@@ -503,14 +503,17 @@ def test_limits_from_env() -> None:
     assert lim.max_upload_bytes == 1024 and lim.max_depth == 20 and lim.max_objects == Limits().max_objects
     assert lim.max_yaml_nodes == 5000 and lim.max_json_values == 6000
     assert Limits.from_env({}) == Limits()
-    assert Limits().max_upload_bytes == 50 * MiB and Limits().max_decompressed_bytes == 200 * MiB
+    # sized for 5,000 nodes x 110 pods (a 1.5-2 GB kubectl JSON dump, 40-60 MB gzip'd)
+    assert Limits().max_upload_bytes == 1024 * MiB and Limits().max_decompressed_bytes == 4096 * MiB
+    assert Limits().max_objects == 1_000_000 and Limits().max_file_bytes == 200 * MiB
+    assert Limits.from_env({"SCHEDVIZ_MAX_COMPRESSION_RATIO": "50"}).max_compression_ratio == 50
     for bad in ("lots", "-5", "0"):
         with pytest.raises(ValueError, match="SCHEDVIZ_MAX_ARCHIVE_MEMBERS"):
             Limits.from_env({"SCHEDVIZ_MAX_ARCHIVE_MEMBERS": bad})
 
 
 def test_upload_size_limit() -> None:
-    problems = refused_fast(b" " * (50 * MiB + 1), "big.yaml")
+    problems = refused_fast(b" " * (50 * MiB + 1), "big.yaml", Limits(max_upload_bytes=50 * MiB))
     assert "the limit is 52428800 bytes" in text_of(problems)
     assert "the limit is 100 bytes" in text_of(
         refused_fast(json.dumps([node("a")]).encode(), "a.json", Limits(max_upload_bytes=100))
@@ -519,7 +522,7 @@ def test_upload_size_limit() -> None:
 
 def test_object_count_limit() -> None:
     many = json.dumps([config_map(f"c{i}") for i in range(100_001)]).encode()  # ignored kinds count too
-    assert "more than 100000 objects" in text_of(refused_fast(many, "many.json"))
+    assert "more than 100000 objects" in text_of(refused_fast(many, "many.json", Limits(max_objects=100_000)))
     assert parse_upload(json.dumps([node("a")] * 1).encode(), "one.json", Limits(max_objects=1)).objects
 
 
@@ -587,8 +590,8 @@ def test_list_items_over_the_object_limit_are_refused_before_they_are_built(
 
 def test_a_large_kubectl_list_is_refused_quickly_with_the_default_limit(builds: list[str]) -> None:
     tiny = '{"apiVersion":"v1","kind":"Secret"}'
-    text = '{"apiVersion":"v1","kind":"List","items":[' + ",".join([tiny] * 300_000) + "]}"
-    assert "more than 100000 objects, the limit" in text_of(refused_fast(text.encode(), "many.json"))
+    text = '{"apiVersion":"v1","kind":"List","items":[' + ",".join([tiny] * 1_000_002) + "]}"
+    assert "more than 1000000 objects, the limit" in text_of(refused_fast(text.encode(), "many.json"))
     assert builds == []
 
 
