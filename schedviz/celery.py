@@ -10,4 +10,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "schedviz.settings")
 
 app = Celery("schedviz")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["schedviz.replays", "schedviz.ingestion"])
+app.autodiscover_tasks(["schedviz.replays", "schedviz.ingestion", "schedviz.plans"])

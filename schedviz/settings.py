@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "schedviz.api",
     "schedviz.streaming",
     "schedviz.live",
+    "schedviz.plans",
     "schedviz.metrics",  # /metrics (after the apps whose state it reads and hooks into)
 ]
 
@@ -221,6 +222,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "PlanKindEnum": "schedviz.plans.models.Plan.Kind",
+        "PlanStatusEnum": "schedviz.plans.models.Plan.Status",
+    },
 }
 
 # The rate-limit counters: in Redis when there is one, so that every web process counts the same

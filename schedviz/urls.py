@@ -6,13 +6,14 @@ from schedviz.accounts import urls as accounts_urls
 from schedviz.accounts import views as accounts_views
 from schedviz.ingestion import urls as ingestion_urls
 from schedviz.live import urls as live_urls
+from schedviz.plans import urls as plans_urls
 from schedviz.replays import urls as replays_urls
 
 from . import health, metrics, views
 
 # /api/v1/: every app's REST routes (<app>/urls.py) on one router: one API root, the same format suffixes
 api_v1 = DefaultRouter(trailing_slash=True)
-for app in (ingestion_urls, replays_urls, accounts_urls, live_urls):
+for app in (ingestion_urls, replays_urls, accounts_urls, live_urls, plans_urls):
     for prefix, viewset, basename in app.router.registry:
         api_v1.register(prefix, viewset, basename=basename)
 
@@ -33,7 +34,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("metrics", metrics.metrics_view, name="metrics"),
     path("", views.spa, name="home"),
-    re_path(r"^(?P<path>(snapshots|replays|live|compare|configurations)(/.*)?)$", views.spa, name="spa"),
+    re_path(r"^(?P<path>(snapshots|replays|live|compare|configurations|plans)(/.*)?)$", views.spa, name="spa"),
 ]
 
 handler404 = "schedviz.views.not_found"

@@ -85,14 +85,15 @@ def resolve_template(snapshot: Snapshot, ref: str) -> Template:
                 for p in snapshot.pods
                 if p.node_name == ref and not p.terminal and (is_daemonset_pod(p) or is_mirror_pod(p))
             ]
-            return _checked(Template(ref, "node", n.raw, pods), ref)
+            return check_template(Template(ref, "node", n.raw, pods), ref)
     if not Path(ref).is_file():
         raise InputError(f"no node {ref!r} in the snapshot and no such file", field="--template")
     raw = load_one(ref, "Node")
-    return _checked(Template(str(raw["metadata"]["name"]), ref, raw), ref)
+    return check_template(Template(str(raw["metadata"]["name"]), ref, raw), ref)
 
 
-def _checked(t: Template, ref: str) -> Template:
+def check_template(t: Template, ref: str) -> Template:
+    """The template, if it has allocatable resources (else InputError naming ``ref``)."""
     status = t.raw.get("status") or {}
     if not status.get("allocatable") and not status.get("capacity"):
         raise InputError(
@@ -206,7 +207,7 @@ class ScaleUpPlan:
 
 def scale_up(
     snapshot: Snapshot,
-    templates: Sequence[str],
+    templates: Sequence[str | Template],
     config: SchedulerConfig | None = None,
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
@@ -216,7 +217,7 @@ def scale_up(
         raise InputError("at least one template is needed", field="--template")
     if max_nodes < 0:
         raise InputError("must be 0 or more", field="--max-nodes")
-    resolved = [resolve_template(snapshot, t) for t in templates]
+    resolved = [resolve_template(snapshot, t) if isinstance(t, str) else check_template(t, t.source) for t in templates]
     return ScaleUpPlan([_one(snapshot, t, config, max_nodes, all_nodes) for t in resolved])
 
 

@@ -44,6 +44,11 @@ def _retry_seconds() -> float:
     return float(getattr(settings, "SCHEDVIZ_REPLAY_RETRY_SECONDS", 3.0))
 
 
+def retry_seconds() -> float:
+    """How long a task whose owner is at the limit waits before it is tried again."""
+    return _retry_seconds()
+
+
 def _per_user() -> int:
     return int(getattr(settings, "SCHEDVIZ_REPLAYS_PER_USER", 1))
 
@@ -288,3 +293,9 @@ def dispatch(replay_id: Any) -> None:
 
 def dispatch_report(report_id: Any) -> None:
     _dispatch(run_report, run_report_task, Report, report_id)
+
+
+def dispatch_job(fn: Callable[[str], Any], task: Any, model: Any, obj_id: Any) -> None:
+    """Start another app's job of one owned object (its function of the id, and its Celery task) as
+    replays start: on commit, in this deployment's mode, in the owner's fair turn."""
+    _dispatch(fn, task, model, obj_id)
