@@ -136,6 +136,7 @@ def live_messages(seq: int, payload: bytes | None, live: dict[str, Any], topk: i
         "trigger": live["trigger"],
         "triggerSource": live["triggerSource"],
         "observed": live["observed"],
+        "resourceVersion": live.get("resourceVersion"),
         "actual": live["actual"],
         "replay": live["replay"],
         "agreement": live["agreement"],

@@ -121,6 +121,11 @@ class LiveCycle(models.Model):
     trigger_source = models.CharField(max_length=16, help_text="pod, event or relist")
     observed = models.DateTimeField()
     occurred = models.DateTimeField(null=True, blank=True)
+    resource_version = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The resourceVersion of the change that revealed the decision (the timeline's order)",
+    )
     actual_result = models.CharField(max_length=16)
     actual_node = models.CharField(max_length=256, blank=True)
     actual_message = models.TextField(blank=True)

@@ -206,6 +206,14 @@ class LiveHealthSerializer(serializers.Serializer[Any]):
     config = D(allow_null=True, help_text="source, configMap, key, profiles, unknownPlugins, extenders")
     configError = serializers.CharField(allow_null=True)
     queue = serializers.IntegerField(help_text="Decisions waiting to be replayed")
+    waitingFor = serializers.CharField(
+        allow_null=True,
+        help_text="The streams the next decision waits for (not caught up with its resourceVersion yet)",
+    )
+    droppedEvents = serializers.IntegerField(
+        help_text="Scheduling events found by a relist and left out as too old (by the cluster's clock)"
+    )
+    lastDropped = serializers.CharField(allow_null=True, help_text="The last of them, and how old it was")
     processed = serializers.IntegerField()
     failures = serializers.IntegerField()
     lastFailure = serializers.CharField(allow_null=True)
@@ -231,6 +239,7 @@ class LiveCycleSerializer(serializers.ModelSerializer[LiveCycle]):
             "trigger_source",
             "observed",
             "occurred",
+            "resource_version",
             "actual_result",
             "actual_node",
             "actual_message",
@@ -283,6 +292,9 @@ class LiveComparisonSerializer(serializers.Serializer[Any]):
     triggerSource = serializers.CharField()
     observed = serializers.DateTimeField()
     occurred = serializers.DateTimeField(allow_null=True)
+    resourceVersion = serializers.CharField(
+        allow_null=True, help_text="The change that revealed the decision: the timeline is in its order"
+    )
     actual = LiveActualSerializer()
     replay = LiveReplayResultSerializer()
     agreement = serializers.ChoiceField(choices=["match", "tie", "diverged", "skipped"])

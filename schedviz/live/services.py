@@ -441,6 +441,7 @@ def store_outcome(cluster_id: Any, outcome: Outcome) -> LiveCycle | None:
             trigger_source=t.source,
             observed=_dt(t.observed) or timezone.now(),
             occurred=_dt(t.occurred),
+            resource_version=t.rv[:64],
             actual_result="Scheduled" if t.kind == "bound" else "Unschedulable",
             actual_node=t.node or "",
             actual_message=t.message or "",
@@ -528,6 +529,7 @@ def cycle_detail(row: LiveCycle) -> dict[str, Any]:
         "triggerSource": row.trigger_source,
         "observed": row.observed,
         "occurred": row.occurred,
+        "resourceVersion": row.resource_version or None,
         "actual": {
             "result": row.actual_result,
             "node": row.actual_node or None,

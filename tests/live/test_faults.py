@@ -178,6 +178,7 @@ def test_the_reconnect_backoff_starts_afresh_once_a_watch_delivers_again(
     lives.append(live)
     pods = next(r for r in live.watcher.reflectors if r.stream.name == "Pod")
     for i in range(4):
+        apiserver.wait_for_watches(1, "pods")
         before = pods.health.reconnects
         apiserver.drop_connections()
         wait_until(
