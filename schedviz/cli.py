@@ -21,7 +21,7 @@ SAMPLE = Path(__file__).parent / "samples" / "cluster.yaml"
 def _replay(args: argparse.Namespace) -> int:
     if args.format == "jsonl" and args.pretty:
         raise SchedVizError("--pretty does not apply to --format jsonl (one JSON object per line)")
-    snapshot = load_paths(args.paths)
+    snapshot = load_paths(args.paths, freeze=True)
     cfg_source: Any = snapshot.config
     if args.config:
         cfg_source = args.config
@@ -193,7 +193,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     from .engine.explain import explain
 
-    snapshot = load_paths(args.paths)
+    snapshot = load_paths(args.paths, freeze=True)
     cfg_source: Any = args.config if args.config else snapshot.config
     config = load_config(cfg_source)
     ex = explain(
@@ -224,8 +224,9 @@ def _report(args: argparse.Namespace) -> int:
     ]
     if sum(1 for _, path in outputs if path == "-") > 1:
         raise SchedVizError("only one of --junit, --markdown and --json can write to standard output (-)")
+    headroom = _headroom_checks(args.min_headroom or [])
     if args.local:
-        snapshot = load_paths([args.snapshot])
+        snapshot = load_paths([args.snapshot], freeze=True)
         candidate = load_config(args.config)
         baseline = load_config(args.baseline) if args.baseline else None
         with _budget(args) as budget:
@@ -246,6 +247,10 @@ def _report(args: argparse.Namespace) -> int:
             Path(args.baseline) if args.baseline else None,
             timeout=args.timeout,
         )
+    if headroom:  # computed here in both modes, on the snapshot file, under the candidate
+        from .reports.headroom import check_headroom
+
+        report["headroom"] = check_headroom(load_paths([args.snapshot]), load_config(args.config), headroom)
     rendered = {
         "--junit": lambda: reports.to_junit_xml(report),
         "--markdown": lambda: reports.to_markdown(report, fail_on=fail_on),
@@ -272,6 +277,18 @@ def _report(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _headroom_checks(values: list[str]) -> list[Any]:
+    """--min-headroom POD.yaml=N values as (pod spec, N), read before anything is replayed."""
+    from .planning import read_pod_spec
+    from .reports.headroom import parse_min_headroom
+
+    checks = []
+    for value in values:
+        path, count = parse_min_headroom(value)
+        checks.append((read_pod_spec(path), count))
+    return checks
+
+
 def _report_summary(report: dict[str, Any], failures: list[str]) -> str:
     """A few lines for the CI log: counts, changes, the pods that cannot be scheduled, the verdict."""
     s = report["summary"]
@@ -294,6 +311,9 @@ def _report_summary(report: dict[str, Any], failures: list[str]) -> str:
     for p in report["pods"]:
         if p.get("result") in ("Unschedulable", "Error"):
             lines.append(f"  {p['pod']}: {p['result']}: {p.get('message') or ''}")
+    for h in report.get("headroom") or []:
+        verdict = "passed" if h["passed"] else "FAILED"
+        lines.append(f"headroom {h['source']}: {h['fits']} of {h['required']} copies of {h['pod']} fit: {verdict}")
     if failures:
         lines.append("policy failed: " + "; ".join(failures))
     return "\n".join(lines) + "\n"
@@ -431,7 +451,7 @@ def _race(args: argparse.Namespace) -> int:
     from .engine.runtime.race import RaceOptions, race
 
     named = _race_schedulers(args.scheduler)
-    snapshot = load_paths(args.paths)
+    snapshot = load_paths(args.paths, freeze=True)
     schedulers = [(name, load_config(path)) for name, path in named]
     report = race(snapshot, schedulers, RaceOptions(all_nodes=args.all_nodes))
     if args.format == "json":
@@ -613,6 +633,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         choices=("unschedulable", "changes"),
         help="exit 1 when a pending pod cannot be scheduled, or when placements differ from the baseline (repeatable)",
+    )
+    rp.add_argument(
+        "--min-headroom",
+        action="append",
+        metavar="POD.yaml=N",
+        help="fail unless N more copies of the pod (a file holding one Pod) fit once the pending pods are "
+        "placed, under the candidate (repeatable; computed in this process, also with --server)",
     )
     rp.add_argument(
         "--junit", metavar="OUT", help="write JUnit XML (one test case per pending pod); - for stdout"

@@ -434,6 +434,7 @@ def policy_failures(report: Mapping[str, Any], fail_on: Iterable[str]) -> list[s
 
     ``unschedulable``: a pending pod the candidate cannot place (result Unschedulable or Error).
     ``changes``: a pod whose outcome differs from the baseline (needs a report with a baseline).
+    Every headroom check of the report (``headroom.py``) that failed fails too, whatever ``fail_on``.
     Raises ValueError for an unknown policy or ``changes`` without a baseline.
     """
     reasons: list[str] = []
@@ -453,6 +454,9 @@ def policy_failures(report: Mapping[str, Any], fail_on: Iterable[str]) -> list[s
                 )
         else:
             raise ValueError(f"unknown --fail-on policy {policy!r}: use {' or '.join(FAIL_ON)}")
+    from .headroom import headroom_failures  # every --min-headroom check is a policy of its own
+
+    reasons.extend(headroom_failures(report))
     return reasons
 
 

@@ -75,11 +75,13 @@ def to_junit_xml(report: Mapping[str, Any]) -> str:
     ``<failure>``/``<error>``, or its ``<system-out>``.
     """
     pods = list(report["pods"])
+    headroom = list(report.get("headroom") or [])
     failures = sum(1 for p in pods if p.get("result") == "Unschedulable")
+    failures += sum(1 for h in headroom if not h.get("passed"))
     errors = sum(1 for p in pods if p.get("result") == "Error")
     skipped = sum(1 for p in pods if p.get("result") in ("NotHandled", "Gated") or p.get("result") is None)
     counts = {
-        "tests": str(len(pods)),
+        "tests": str(len(pods) + len(headroom)),
         "failures": str(failures),
         "errors": str(errors),
         "skipped": str(skipped),
@@ -120,8 +122,24 @@ def to_junit_xml(report: Mapping[str, Any]) -> str:
         if result not in ("Unschedulable", "Error"):  # a failure or error carries the details itself
             out = ET.SubElement(case, "system-out")
             out.text = _xml_text(_pod_details(p))
+    for h in headroom:  # one case per --min-headroom check: class "headroom", named by its pod file
+        case = ET.SubElement(suite, "testcase", {"classname": "headroom", "name": _xml_text(h["source"]), "time": "0"})
+        details = _xml_text(_headroom_details(h))
+        if not h.get("passed"):
+            el = ET.SubElement(case, "failure", {"message": _xml_text(h.get("message") or ""), "type": "Headroom"})
+            el.text = details
+        else:
+            ET.SubElement(case, "system-out").text = details
     ET.indent(root, space="  ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _headroom_details(h: Mapping[str, Any]) -> str:
+    zones = ", ".join(f"{z} {n}" for z, n in (h.get("perZone") or {}).items())
+    text = f"{h['fits']} of {h['required']} more copies of {h['pod']} fit" + (f" (per zone: {zones})" if zones else "")
+    if h.get("message"):
+        text += f"\nthe next copy: {h['message']}"
+    return text
 
 
 # ----- Markdown -----------------------------------------------------------------------------------------
@@ -307,6 +325,20 @@ def to_markdown(
             + "."
         )
         lines.append("")
+
+    headroom = list(report.get("headroom") or [])
+    if headroom:
+        rows = [
+            [
+                h["pod"],
+                h["required"],
+                h["fits"],
+                "passed" if h.get("passed") else "failed",
+                h.get("message") or "",
+            ]
+            for h in headroom
+        ]
+        lines += ["### Headroom", "", *_table(["pod", "required", "fit", "", "the next copy"], "lrrll", rows, max_rows), ""]
 
     pods = list(report["pods"])
     # changed placements
