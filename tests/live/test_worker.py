@@ -125,6 +125,9 @@ def test_a_clusters_live_timeline_through_the_api(
         "match",
     )
     assert first["actual_message"] == failed["unschedulableMessage"] == first["message"]
+    # in the cluster's order: the revision of the failure's event, then of the binding
+    assert 0 < int(first["resource_version"]) < int(second["resource_version"])
+    assert health["droppedEvents"] == 0 and health["waitingFor"] is None
     assert (second["trigger"], second["agreement"], second["divergence"]) == ("bound", "diverged", "filter")
     assert second["node"] == placed["selected"]
     assert api.get(f"/api/v1/clusters/{cluster.pk}/cycles/?agreement=diverged").json()["count"] == 1
@@ -141,6 +144,7 @@ def test_a_clusters_live_timeline_through_the_api(
     assert detail["nodeCounts"]["passed"] == len(placed["feasibleNodes"])
     live = detail["live"]
     assert live["actual"]["result"] == "Scheduled" and live["agreement"] == "diverged"
+    assert live["resourceVersion"] == second["resource_version"]
     assert live["explanations"][-1]["code"] == "filter"
     summary = api.get(f"/api/v1/clusters/{cluster.pk}/divergences/").json()
     assert summary["summary"] == {
