@@ -21,7 +21,7 @@ class PlanCreateSerializer(serializers.Serializer[Any]):
     pods = serializers.ListField(
         child=serializers.JSONField(),
         required=False,
-        help_text="capacity: the Pod objects to copy (an application: several)",
+        help_text="capacity: the Pods to copy (an application: several), as objects or as YAML/JSON text",
     )
     order = serializers.ChoiceField(
         choices=["round-robin", "in-order"], required=False, default="round-robin"
@@ -41,7 +41,7 @@ class PlanCreateSerializer(serializers.Serializer[Any]):
     templates = serializers.ListField(
         child=serializers.JSONField(),
         required=False,
-        help_text="scale-up: node names of the snapshot or Node objects",
+        help_text="scale-up: names of the snapshot's nodes, or Node objects (objects or YAML/JSON text)",
     )
     max_nodes = serializers.IntegerField(required=False, min_value=0, max_value=200, default=10)
     replay = serializers.BooleanField(

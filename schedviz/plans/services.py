@@ -18,7 +18,7 @@ from schedviz.engine.config import load_config
 from schedviz.engine.errors import InputError, SchedVizError
 from schedviz.engine.loader import load_objects
 from schedviz.ingestion.models import Snapshot
-from schedviz.ingestion.parsing import UploadError, parse_objects
+from schedviz.ingestion.parsing import Limits, UploadError, parse_objects, parse_upload
 from schedviz.ingestion.services import store_parsed
 from schedviz.planning import capacity, drain, pod_spec, scale_up
 from schedviz.planning.base import snapshot_objects
@@ -30,8 +30,23 @@ from .models import Plan
 log = logging.getLogger(__name__)
 
 
+def _from_text(text: str, kind: str, field: str) -> dict[str, Any]:
+    """A manifest given as YAML or JSON text: read as uploads are read (bounded), one object."""
+    try:
+        parsed = parse_upload(text.encode("utf-8"), f"{field}.yaml", Limits.from_env())
+    except UploadError as exc:
+        raise InputError(str(exc), field=field) from None
+    if len(parsed.objects) != 1:
+        raise InputError(f"expected exactly one {kind}, found {len(parsed.objects)} objects", field=field)
+    obj: dict[str, Any] = parsed.objects[0]
+    return obj
+
+
 def _one(objects: Any, kind: str, field: str) -> dict[str, Any]:
-    """A request's object, validated as the API server would (InputError naming the field)."""
+    """A request's object (or its YAML/JSON text), validated as the API server would (InputError
+    naming the field)."""
+    if isinstance(objects, str):
+        objects = _from_text(objects, kind, field)
     if not isinstance(objects, dict):
         raise InputError(f"expected a {kind} object", field=field)
     try:
@@ -66,7 +81,7 @@ def check_request(kind: str, request: dict[str, Any]) -> dict[str, Any]:
             )
         checked: list[Any] = []
         for i, t in enumerate(templates):
-            if isinstance(t, str):
+            if isinstance(t, str) and ":" not in t:  # a node's name (a manifest's text has a colon)
                 checked.append(t)
                 continue
             raw = _one(t, "Node", f"templates[{i}]")

@@ -99,3 +99,22 @@ def test_plans_are_their_owners(api: APIClient, other_api: APIClient, upload: Ca
     assert (listed["results"] if isinstance(listed, dict) else listed) == []
     assert error_of(_post(other_api, {"kind": "drain", "snapshot": snap_id, "nodes": ["small"]}), 404)
     assert api.delete(f"/api/v1/plans/{plan['id']}/").status_code == 204
+
+
+def test_manifests_as_text(api: APIClient, upload: Callable[..., dict[str, Any]]) -> None:
+    import yaml
+
+    snap_id = upload()["id"]
+    text = yaml.safe_dump(_copyable())
+    body = _post(api, {"kind": "capacity", "snapshot": snap_id, "pods": [text], "max": 2}).json()
+    assert body["status"] == "succeeded" and body["result"]["replicas"] == 2
+    node_text = yaml.safe_dump(node("big", cpu="32"))
+    body = _post(api, {"kind": "scale-up", "snapshot": snap_id, "templates": [node_text]}).json()
+    assert body["result"]["templates"][0]["template"] == "big"
+    err = error_of(_post(api, {"kind": "capacity", "snapshot": snap_id, "pods": ["a: [1, 2"]}), 400)
+    assert err["code"] == "invalid_plan" and "pods[0]" in err["message"]
+    other = _copyable()
+    other["metadata"]["name"] = "other"
+    two = yaml.safe_dump_all([_copyable(), other])
+    err = error_of(_post(api, {"kind": "capacity", "snapshot": snap_id, "pods": [two]}), 400)
+    assert "expected exactly one Pod" in err["message"]
