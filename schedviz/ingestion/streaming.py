@@ -74,6 +74,10 @@ _READ = MiB  # decompressed bytes read at a time
 _FEED = 16 * 1024  # compressed bytes fed to a decompressor at a time (bounds a bomb's output per step)
 _RATIO_FLOOR = 64 * MiB  # the compression ratio is checked once this much has been decompressed
 _WS = re.compile(r"[ \t\n\r]*")
+_BLANK = " \t\n\r"
+# a number a float may not hold (it would become infinity): an exponent of three digits or more, or
+# 309 digits in a row; where this finds one (perhaps in a string), the item is decoded again strictly
+_MAYBE_HUGE = re.compile(r"[eE][+]?[0-9]{3}|[0-9]{309}")
 
 _zstd: Any
 try:  # optional: pip install 'schedviz[zstd]'
@@ -392,6 +396,11 @@ class _JsonStream:
 
     def _skip_ws(self) -> str:
         """The next character that is not whitespace ("" at the end of the file)."""
+        pos = self.pos
+        if pos < len(self.buf):
+            c = self.buf[pos]
+            if c not in _BLANK:
+                return c
         while True:
             m = _WS.match(self.buf, self.pos)
             assert m is not None
@@ -417,9 +426,13 @@ class _JsonStream:
     def _value(self, item: str, bound: int) -> tuple[Any, int, int]:
         """Decode the value at the cursor; (value, start, end) in the buffer. Reads more as needed."""
         start = self.pos
+        scan = self.strict.scan_once
         while True:
             try:
-                value, end = self.strict.raw_decode(self.buf, start)
+                try:
+                    value, end = scan(self.buf, start)
+                except StopIteration as stop:
+                    raise json.JSONDecodeError("Expecting value", self.buf, stop.value) from None
             except json.JSONDecodeError as exc:
                 at_edge = exc.pos >= len(self.buf) - 64 or exc.msg.startswith("Unterminated string")
                 if not self.eof and at_edge:
@@ -471,11 +484,13 @@ class _JsonStream:
             return value, start, end
 
     def _checked(self, value: Any, start: int, end: int, item: str) -> Any:
-        """Nesting and numbers beyond a float, measured on the item's text (as parse_json does)."""
-        shape = json_shape(self.buf[start:end])
-        if shape.depth > self.limits.max_depth:
-            raise self._syntax(_too_deep(self.limits.max_depth), start, item)
-        if shape.huge_numbers:
+        """Nesting and numbers beyond a float, as parse_json refuses them: measured on the item's text
+        (exactly, with ``json_shape``, only when a quick count says the item might be too deep)."""
+        text = self.buf[start:end]
+        if text.count("{") + text.count("[") > self.limits.max_depth:
+            if json_shape(text).depth > self.limits.max_depth:
+                raise self._syntax(_too_deep(self.limits.max_depth), start, item)
+        if _MAYBE_HUGE.search(text):
             try:
                 value, _ = self.huge.raw_decode(self.buf, start)
             except _BadInput as exc:
@@ -522,7 +537,8 @@ class _JsonStream:
             self.pos = end
             take(value, item)
             self.ing.progress.objects += 1
-            self.ing.tick()
+            if not i & 255:
+                self.ing.tick()
             i += 1
             c = self._skip_ws()
             if c == ",":
@@ -796,9 +812,9 @@ def _read_tar(stream: _Reader, archive: str, limits: Limits, ing: _StreamIngest)
                 if not _json_member(member) and m.size > limits.max_file_bytes:
                     raise _Fatal(
                         Problem(
-                            document=archive,
-                            message=f"the archive's files decompress to more than {limits.max_file_bytes} "
-                            "bytes, the limit for a file read whole",
+                            document=member,
+                            message=f"decompresses to more than {limits.max_file_bytes} bytes, the limit "
+                            "for a file read whole (SCHEDVIZ_MAX_FILE_BYTES): upload large clusters as JSON",
                         )
                     )
                 f = tf.extractfile(m)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import yaml
 
 MiB = 1024 * 1024
-UPLOAD_LIMIT = 50 * MiB  # the default SCHEDVIZ_MAX_UPLOAD_BYTES
+UPLOAD_LIMIT = 50 * MiB  # SCHEDVIZ_MAX_UPLOAD_BYTES as the test sets it for this case (the default is 1 GiB)
 
 
 def alias_bomb() -> bytes:
@@ -36,7 +36,7 @@ def deep_yaml() -> bytes:
 
 
 def manifest_over_the_limit() -> bytes:
-    """A plausible manifest one byte over the 50 MiB upload limit."""
+    """A plausible manifest one byte over a 50 MiB upload limit."""
     node = yaml.safe_dump({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}).encode()
     doc = b"---\n" + node
     body = doc * (UPLOAD_LIMIT // len(doc) + 1)
@@ -133,9 +133,9 @@ def custom_tags() -> bytes:
 
 
 def million_tiny_objects() -> bytes:
-    """10^6 small Kubernetes objects (~33 MB of JSON): over the object-count limit."""
+    """10^6 + 1 small Kubernetes objects (~34 MB of JSON, read as a stream): over the object-count limit."""
     one = b'{"apiVersion":"v1","kind":"Secret"}'
-    return b"[" + b",".join([one] * 1_000_000) + b"]"
+    return b"[" + b",".join([one] * 1_000_001) + b"]"
 
 
 def million_tiny_yaml_documents() -> bytes:
@@ -162,7 +162,7 @@ CORPUS: list[tuple[str, str, Callable[[], bytes], str]] = [
     ("alias-bomb", "lol.yaml", alias_bomb, "YAML aliases expand to more than"),
     ("deep-json", "deep.json", deep_json, "nesting deeper than 100 levels"),
     ("deep-yaml", "deep.yaml", deep_yaml, "nesting"),
-    ("over-50MiB", "big.yaml", manifest_over_the_limit, "the limit is 52428800 bytes"),
+    ("over-the-upload-limit", "big.yaml", manifest_over_the_limit, "the limit is 52428800 bytes"),
     ("50MB-dense-yaml", "dense.yaml", manifest_50mb_dense, "YAML nodes"),
     ("zip-bomb", "bomb.zip", zip_bomb, "decompress to more than"),
     ("zip-bomb-lying", "liar.zip", zip_bomb_lying, "liar.yaml"),
