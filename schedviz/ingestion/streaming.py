@@ -487,9 +487,9 @@ class _JsonStream:
         """Nesting and numbers beyond a float, as parse_json refuses them: measured on the item's text
         (exactly, with ``json_shape``, only when a quick count says the item might be too deep)."""
         text = self.buf[start:end]
-        if text.count("{") + text.count("[") > self.limits.max_depth:
-            if json_shape(text).depth > self.limits.max_depth:
-                raise self._syntax(_too_deep(self.limits.max_depth), start, item)
+        depth = self.limits.max_depth
+        if text.count("{") + text.count("[") > depth and json_shape(text).depth > depth:
+            raise self._syntax(_too_deep(depth), start, item)
         if _MAYBE_HUGE.search(text):
             try:
                 value, _ = self.huge.raw_decode(self.buf, start)
