@@ -341,7 +341,7 @@ def test_a_watched_cluster_streams_its_decisions(
         f"/api/v1/clusters/{cid}/cycles/{diverged['seq']}/?search={lv['actual']['node']}&page_size=50"
     )["nodes"]["results"]
     judged_node = next(n for n in judged if n["name"] == lv["actual"]["node"])
-    detail_panel = page.locator("section[aria-labelledby=node-detail-title]")
+    detail_panel = page.locator("[aria-labelledby=node-detail-title]")
     expect(detail_panel.locator("#node-detail-title")).to_have_text(lv["actual"]["node"])
     if judged_node["total"] is not None:
         expect(detail_panel).to_contain_text(f"total {judged_node['total']}")

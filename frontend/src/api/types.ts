@@ -357,3 +357,83 @@ export interface PluginLatency {
   p99Micros?: number | null;
   maxMicros?: number | null;
 }
+
+/** GET /replays/:id/cycles/:seq/pod/: what the scheduler reads of the cycle's pod (scheduler units). */
+export interface CyclePod {
+  pod: string;
+  requests: Resources;
+  priority: number;
+  priorityClassName: string | null;
+  preemptionPolicy: string;
+  schedulerName: string;
+  nodeSelector: Record<string, string>;
+  nodeAffinity: NodeAffinitySpec | null;
+  podAffinity: unknown;
+  podAntiAffinity: unknown;
+  tolerations: Toleration[];
+  topologySpreadConstraints: SpreadConstraint[];
+  schedulingGates: string[];
+  labels: Record<string, string>;
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface NodeAffinitySpec {
+  requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] };
+  preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; preference: NodeSelectorTerm }[];
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: string;
+  value?: string;
+  effect?: string;
+  tolerationSeconds?: number;
+}
+
+export interface SpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: string;
+  labelSelector?: unknown;
+  minDomains?: number;
+}
+
+export interface FilterVerdict {
+  plugin: string;
+  /** null: not run (PreFilter rejected the pod) */
+  code: string | null;
+  reasons: string[];
+  /** false: kube-scheduler had stopped at an earlier rejection and never ran it */
+  ranByScheduler: boolean;
+}
+
+/** GET /replays/:id/cycles/:seq/nodes/:node/ */
+export interface CycleNodeInspection {
+  seq: number;
+  pod: CyclePod;
+  node: {
+    name: string;
+    labels: Record<string, string>;
+    taints: Taint[];
+    unschedulable: boolean;
+    allocatable: Resources;
+    requested: Resources;
+    free: Resources;
+    podCount: number;
+  };
+  allFilters: {
+    preFilter: { code: string; plugin: string | null; reasons: string[]; excludedBy?: string[] } | null;
+    filters: FilterVerdict[];
+    note: string;
+  };
+}

@@ -44,8 +44,24 @@ describe("NodeTable", () => {
     const charlie = screen.getAllByRole("row").find((r) => r.dataset.node === "charlie")!;
     expect(within(charlie).getByText("NodeResourcesFit")).toBeInTheDocument();
     expect(within(charlie).getByText("Insufficient cpu")).toBeInTheDocument();
-    expect(screen.getByText("not evaluated")).toBeInTheDocument();
-    expect(screen.getByText("selected")).toBeInTheDocument();
+    const grid = screen.getByRole("grid", { name: "Nodes of this cycle" });
+    expect(within(grid).getByText("not evaluated")).toBeInTheDocument();
+    expect(within(grid).getByText("selected")).toBeInTheDocument();
+  });
+
+  it("pins rank, node and verdict on the left and the total on the right; names every plugin in the legend", () => {
+    render(<Harness />);
+    const alpha = screen.getAllByRole("row").find((r) => r.dataset.node === "alpha")!;
+    const cells = within(alpha).getAllByRole("gridcell");
+    expect(cells.slice(0, 3).every((c) => c.classList.contains("pin-l"))).toBe(true);
+    expect(cells[cells.length - 1].classList.contains("pin-r")).toBe(true);
+    expect(cells[3].classList.contains("pin-l")).toBe(false);
+    const legend = screen.getByLabelText("Score plugins and weights");
+    expect(legend).toHaveTextContent("Fit ×1");
+    expect(legend).toHaveTextContent("Taints ×3");
+    const verdicts = screen.getByRole("list", { name: "Verdicts" });
+    expect(verdicts).toHaveTextContent("UnschedulableAndUnresolvable: rejected; preempting pods cannot help");
+    expect(verdicts).toHaveTextContent("Unschedulable: rejected by that plugin; preemption may free room");
   });
 
   it("searches, filters by verdict and by rejecting plugin", async () => {

@@ -3,6 +3,7 @@ import { memo, useCallback, useEffect, useId, useMemo, useRef, useState, type Ke
 import { pluginColor, shortPluginName } from "../lib/colors";
 import {
   applyQuery,
+  type LabelIndex,
   rejectingPlugins,
   SCORE_MODES,
   type NodeRow,
@@ -12,6 +13,7 @@ import {
 } from "../lib/nodes";
 import { VerdictBadge } from "./Badges";
 import { ScoreBar, StackedScore } from "./Bars";
+import "./cycle.css";
 
 export interface NodeTableProps {
   rows: NodeRow[];
@@ -30,7 +32,13 @@ export interface NodeTableProps {
   height?: number | string;
   /** A node to mark with `label` (e.g. the node a live cluster chose). */
   mark?: { node: string; label: string } | null;
+  /** The nodes' labels, for the search ("zone-b", "pool=gpu"); names only without them. */
+  labels?: LabelIndex;
 }
+
+/** The pinned columns' widths (px): rank, node, verdict on the left, the total on the right. */
+const PIN = { rank: 40, node: 180, verdict: 168, total: 132 };
+const PIN_LEFT = { rank: 0, node: PIN.rank, verdict: PIN.rank + PIN.node };
 
 const ROW_HEIGHT = 30;
 const MODE_TEXT: Record<ScoreMode, string> = { raw: "Raw", normalized: "Normalized", weighted: "Weighted" };
@@ -72,10 +80,10 @@ const NodeTableRow = memo(function NodeTableRow(p: NodeTableRowProps) {
       onClick={() => p.onRowClick(p.index, r.name)}
       data-node={r.name}
     >
-      <div role="gridcell" className="cell num">
+      <div role="gridcell" className="cell num pin-l" style={{ left: PIN_LEFT.rank }}>
         {r.rank}
       </div>
-      <div role="gridcell" className="cell" title={r.name}>
+      <div role="gridcell" className="cell pin-l" style={{ left: PIN_LEFT.node }} title={r.name}>
         {p.winner ? (
           <span className="marker win" title="selected: the pod was placed here">
             <span aria-hidden="true">★</span>
@@ -95,7 +103,7 @@ const NodeTableRow = memo(function NodeTableRow(p: NodeTableRowProps) {
         ) : null}
         {r.name}
       </div>
-      <div role="gridcell" className="cell">
+      <div role="gridcell" className="cell pin-l pin-edge" style={{ left: PIN_LEFT.verdict }}>
         <VerdictBadge row={r} />
       </div>
       <div role="gridcell" className="cell reason" title={reasons}>
@@ -116,7 +124,7 @@ const NodeTableRow = memo(function NodeTableRow(p: NodeTableRowProps) {
         </div>
       ))}
       {scored ? (
-        <div role="gridcell" className="cell" style={{ display: "flex", gap: 6, alignItems: "center" }}>
+        <div role="gridcell" className="cell pin-r" style={{ display: "flex", gap: 6, alignItems: "center" }}>
           {r.total !== null ? (
             <>
               <StackedScore scores={r.scores} plugins={scorePlugins} max={p.totalMax} />
@@ -135,7 +143,8 @@ const NodeTableRow = memo(function NodeTableRow(p: NodeTableRowProps) {
 
 export function NodeTable(props: NodeTableProps) {
   const { rows, scorePlugins, weights, query, onQueryChange, selected, onSelect, winner, tied = [] } = props;
-  const shown = useMemo(() => applyQuery(rows, query), [rows, query]);
+  const { labels } = props;
+  const shown = useMemo(() => applyQuery(rows, query, labels), [rows, query, labels]);
   const plugins = useMemo(() => rejectingPlugins(rows), [rows]);
   // the bars' scales: one pass over the scored rows (a streamed cycle scores its top K only)
   const { rawMax, totalMax } = useMemo(() => {
@@ -184,15 +193,19 @@ export function NodeTable(props: NodeTableProps) {
   });
 
   const scored = scorePlugins.length > 0;
+  // Rank, node and verdict are pinned on the left and the total on the right: they stay in view while
+  // the reason and the per-plugin scores scroll between them.
+  const REASON_MIN = 260;
+  const PLUGIN_MIN = 88;
   const columns = [
-    "40px",
-    "minmax(120px, 1.2fr)",
-    "minmax(140px, 180px)",
-    scored ? "minmax(90px, 1fr)" : "minmax(200px, 3fr)",
-    ...scorePlugins.map(() => "minmax(62px, 0.8fr)"),
-    ...(scored ? ["minmax(104px, 0.9fr)"] : []),
+    `${PIN.rank}px`,
+    `${PIN.node}px`,
+    `${PIN.verdict}px`,
+    scored ? `minmax(${REASON_MIN}px, 2fr)` : `minmax(${REASON_MIN}px, 1fr)`,
+    ...scorePlugins.map(() => `minmax(${PLUGIN_MIN}px, 1fr)`),
+    ...(scored ? [`${PIN.total}px`] : []),
   ].join(" ");
-  const minWidth = 40 + 120 + 140 + (scored ? 90 : 200) + scorePlugins.length * 62 + (scored ? 104 : 0) + 8 * (4 + scorePlugins.length) + 16;
+  const minWidth = PIN.rank + PIN.node + PIN.verdict + REASON_MIN + scorePlugins.length * PLUGIN_MIN + (scored ? PIN.total : 0);
 
   const setSort = (key: SortKey) => {
     onQueryChange({ ...query, sort: key, desc: query.sort === key ? !query.desc : false });
@@ -237,8 +250,8 @@ export function NodeTable(props: NodeTableProps) {
     e.preventDefault();
   };
 
-  const header = (key: SortKey, label: string, cls = "", title?: string, swatch?: string) => (
-    <div role="columnheader" aria-sort={ariaSort(key)} className="cell" key={key}>
+  const header = (key: SortKey, label: string, cls = "", title?: string, swatch?: string, pin?: { cls: string; left?: number }) => (
+    <div role="columnheader" aria-sort={ariaSort(key)} className={`cell${pin ? ` ${pin.cls}` : ""}`} style={pin?.left !== undefined ? { left: pin.left } : undefined} key={key}>
       <button
         type="button"
         className={cls}
@@ -260,11 +273,12 @@ export function NodeTable(props: NodeTableProps) {
       <div className="toolbar" role="group" aria-label="Node table filters">
         <input
           type="search"
-          placeholder="Search nodes…"
-          aria-label="Search nodes by name"
+          placeholder={labels ? "Name or label: zone-b, pool=gpu" : "Search nodes…"}
+          aria-label={labels ? "Search nodes by name or label" : "Search nodes by name"}
+          title="Every word must be in the node's name or one of its labels (key=value)"
           value={query.search}
           onChange={(e) => onQueryChange({ ...query, search: e.target.value })}
-          style={{ width: 180 }}
+          style={{ width: 230 }}
         />
         <select
           aria-label="Filter by verdict"
@@ -309,9 +323,16 @@ export function NodeTable(props: NodeTableProps) {
       {scored ? (
         <div className="legend small" style={{ marginBottom: 6 }} aria-label="Score plugins and weights">
           {scorePlugins.map((p, k) => (
-            <span key={p}>
+            <span key={p} title={`column "${shortPluginName(p)}": the ${p} score plugin, weight ${weights[p] ?? 1}`}>
               <span className="swatch" style={{ background: pluginColor(k) }} />
-              {p} ×{weights[p] ?? 1}
+              {shortPluginName(p) !== p ? (
+                <>
+                  <strong>{shortPluginName(p)}</strong> {p}
+                </>
+              ) : (
+                <strong>{p}</strong>
+              )}{" "}
+              ×{weights[p] ?? 1}
             </span>
           ))}
           {props.skipped?.length ? <span className="muted">skipped at PreScore: {props.skipped.join(", ")}</span> : null}
@@ -321,9 +342,9 @@ export function NodeTable(props: NodeTableProps) {
       <div className="vgrid" style={{ height: props.height ?? 420 }}>
         <div ref={headRef} className="vhead-wrap">
           <div className="vhead" role="row" style={{ gridTemplateColumns: columns, minWidth }}>
-            {header("rank", "#", "num", "Sort by rank (best first)")}
-            {header("name", "Node")}
-            {header("verdict", "Verdict")}
+            {header("rank", "#", "num", "Sort by rank (best first)", undefined, { cls: "pin-l", left: PIN_LEFT.rank })}
+            {header("name", "Node", "", undefined, undefined, { cls: "pin-l", left: PIN_LEFT.node })}
+            {header("verdict", "Verdict", "", undefined, undefined, { cls: "pin-l pin-edge", left: PIN_LEFT.verdict })}
             <div role="columnheader" className="cell">
               Reason
             </div>
@@ -336,7 +357,7 @@ export function NodeTable(props: NodeTableProps) {
                 pluginColor(k),
               ),
             )}
-            {scored ? header("total", "Total", "num", "Sort by total score (best first)") : null}
+            {scored ? header("total", "Total", "num", "Sort by total score (best first)", undefined, { cls: "pin-r" }) : null}
           </div>
         </div>
         <div
@@ -386,9 +407,32 @@ export function NodeTable(props: NodeTableProps) {
           )}
         </div>
       </div>
+      <VerdictLegend />
       <p className="small muted" style={{ margin: "4px 0 0" }}>
         Keyboard: focus the table, ↑/↓ (PageUp/PageDown, Home/End) to move, Enter or Space to open a node.
       </p>
     </div>
+  );
+}
+
+/** What the verdict badges mean (kube-scheduler's filter status codes). */
+export function VerdictLegend() {
+  return (
+    <ul className="verdict-legend small" aria-label="Verdicts">
+      <li>
+        <VerdictBadge row={{ verdict: "passed", code: "Success", plugin: "" }} /> passed every filter
+      </li>
+      <li>
+        <VerdictBadge row={{ verdict: "failed", code: "Unschedulable", plugin: "Plugin" }} /> <strong>Unschedulable</strong>: rejected by that
+        plugin; preemption may free room
+      </li>
+      <li>
+        <VerdictBadge row={{ verdict: "failed", code: "UnschedulableAndUnresolvable", plugin: "Plugin" }} />{" "}
+        <strong>UnschedulableAndUnresolvable</strong>: rejected; preempting pods cannot help
+      </li>
+      <li>
+        <VerdictBadge row={{ verdict: "not-evaluated", code: "", plugin: "" }} /> not judged: node sampling had found enough feasible nodes
+      </li>
+    </ul>
   );
 }

@@ -14,6 +14,8 @@ export interface StageTimelineProps {
   nominatedNode?: string | null;
   selectedNode?: string | null;
   animate?: boolean;
+  /** Nodes each Filter plugin rejected in this cycle (from the node verdicts), once the cycle is complete. */
+  filterRejections?: Record<string, number> | null;
 }
 
 function sub(step: Step, props: StageTimelineProps): string {
@@ -92,17 +94,38 @@ export function StageTimeline(props: StageTimelineProps) {
               </tr>
             </thead>
             <tbody>
-              {openStep.entries.map((e, k) => (
-                <tr key={`${e.plugin}-${k}`}>
-                  <td>{e.plugin}</td>
-                  <td className="muted">{e.point}</td>
-                  <td>
-                    <CodeBadge code={e.code} />
-                  </td>
-                  <td className="small">{e.reason}</td>
-                  <td className="num">{formatMicros(e.durationMicros)}</td>
-                </tr>
-              ))}
+              {openStep.entries.map((e, k) => {
+                // A Filter entry sums the plugin's calls over every node: its own code says only that the
+                // calls ran; what it did to the nodes is in the node verdicts.
+                const rejected = e.point === "Filter" && props.filterRejections ? (props.filterRejections[e.plugin] ?? 0) : null;
+                return (
+                  <tr key={`${e.plugin}-${k}`} data-plugin={e.plugin}>
+                    <td>{e.plugin}</td>
+                    <td className="muted">{e.point}</td>
+                    <td>
+                      {rejected === null || e.code === "Error" || e.code === "Skip" ? (
+                        <CodeBadge code={e.code} />
+                      ) : rejected > 0 ? (
+                        <span className="badge vermillion" data-rejected={rejected}>
+                          <span className="icon" aria-hidden="true">
+                            ✕
+                          </span>
+                          rejected {rejected} node{rejected === 1 ? "" : "s"}
+                        </span>
+                      ) : (
+                        <span className="badge blue" data-rejected={0}>
+                          <span className="icon" aria-hidden="true">
+                            ✓
+                          </span>
+                          rejected none
+                        </span>
+                      )}
+                    </td>
+                    <td className="small">{e.reason}</td>
+                    <td className="num">{formatMicros(e.durationMicros)}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>

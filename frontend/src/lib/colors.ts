@@ -54,7 +54,7 @@ const SHORT: Record<string, string> = {
   DynamicResources: "DRA",
   InterPodAffinity: "PodAffinity",
   PodTopologySpread: "Spread",
-  NodeAffinity: "NodeAffinity",
+  NodeAffinity: "NodeAff",
   VolumeBinding: "Volumes",
 };
 

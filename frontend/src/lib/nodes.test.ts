@@ -5,6 +5,7 @@ import {
   DEFAULT_QUERY,
   filterRows,
   inRankOrder,
+  labelIndex,
   paramsWithQuery,
   queryFromParams,
   rejectingPlugins,
@@ -34,6 +35,27 @@ describe("filterRows", () => {
     expect(filterRows(rows, { verdict: "", plugin: "", search: "NODE-" }).map((r) => r.name)).toEqual(["node-10", "node-2", "node-3", "node-4"]);
     expect(filterRows(rows, { verdict: "passed", plugin: "", search: "2" }).map((r) => r.name)).toEqual(["node-2"]);
     expect(filterRows(rows, { verdict: "not-evaluated", plugin: "", search: "" }).map((r) => r.name)).toEqual(["far-1"]);
+  });
+});
+
+describe("search by label", () => {
+  const labels = labelIndex([
+    { name: "node-10", labels: { "topology.kubernetes.io/zone": "zone-b", pool: "general" } },
+    { name: "node-2", labels: { "topology.kubernetes.io/zone": "zone-a", pool: "gpu" } },
+    { name: "gpu-1", labels: { "topology.kubernetes.io/zone": "zone-b", pool: "gpu" } },
+  ]);
+  const names = (search: string) => filterRows(rows, { verdict: "", plugin: "", search }, labels).map((r) => r.name);
+  it("finds a label value, a key=value pair, and needs every word", () => {
+    expect(names("zone-b")).toEqual(["node-10", "gpu-1"]);
+    expect(names("pool=gpu")).toEqual(["node-2", "gpu-1"]);
+    expect(names("POOL=GPU zone-b")).toEqual(["gpu-1"]);
+    // a name still matches, and a node without labels is found by its name only
+    expect(names("node-4")).toEqual(["node-4"]);
+    expect(names("pool=gpux")).toEqual([]);
+  });
+  it("without the labels, searches names only", () => {
+    expect(filterRows(rows, { verdict: "", plugin: "", search: "zone-b" }).map((r) => r.name)).toEqual([]);
+    expect(applyQuery(rows, { ...DEFAULT_QUERY, search: "pool=gpu" }, labels).map((r) => r.name)).toEqual(["node-2", "gpu-1"]);
   });
 });
 

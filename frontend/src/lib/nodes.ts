@@ -188,14 +188,43 @@ export interface TableQuery {
 
 export const DEFAULT_QUERY: TableQuery = { sort: "rank", desc: false, verdict: "", plugin: "", search: "", mode: "weighted" };
 
-export function filterRows(rows: NodeRow[], q: Pick<TableQuery, "verdict" | "plugin" | "search">): NodeRow[] {
-  const needle = q.search.trim().toLowerCase();
+/** Per node, the text a search looks in besides its name: its labels as "key=value", lower-cased. */
+export type LabelIndex = Map<string, string>;
+
+export function labelIndex(nodes: { name: string; labels: Record<string, string> }[]): LabelIndex {
+  const out: LabelIndex = new Map();
+  for (const n of nodes) {
+    out.set(
+      n.name,
+      Object.entries(n.labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join("\n")
+        .toLowerCase(),
+    );
+  }
+  return out;
+}
+
+/**
+ * Whether a node matches a search: every word of it is in the node's name or in one of its labels
+ * ("zone-b" finds a label value, "pool=gpu" a label, "gpu node-1" both), case-insensitive.
+ */
+export function matchesSearch(name: string, needle: string, labels?: LabelIndex): boolean {
+  const words = needle.trim().toLowerCase().split(/\s+/).filter(Boolean);
+  if (!words.length) return true;
+  const lname = name.toLowerCase();
+  const ltext = labels?.get(name) ?? "";
+  return words.every((w) => lname.includes(w) || ltext.includes(w));
+}
+
+export function filterRows(rows: NodeRow[], q: Pick<TableQuery, "verdict" | "plugin" | "search">, labels?: LabelIndex): NodeRow[] {
+  const needle = q.search.trim();
   if (!q.verdict && !q.plugin && !needle) return rows.slice();
   return rows.filter(
     (r) =>
       (!q.verdict || r.verdict === q.verdict) &&
       (!q.plugin || (r.verdict === "failed" && r.plugin === q.plugin)) &&
-      (!needle || r.name.toLowerCase().includes(needle)),
+      (!needle || matchesSearch(r.name, needle, labels)),
   );
 }
 
@@ -237,9 +266,9 @@ export function sortRows(rows: NodeRow[], sort: SortKey, desc: boolean, mode: Sc
   return [...rows].sort(cmp);
 }
 
-export function applyQuery(rows: NodeRow[], q: TableQuery): NodeRow[] {
+export function applyQuery(rows: NodeRow[], q: TableQuery, labels?: LabelIndex): NodeRow[] {
   // sortRows returns a new array and leaves its input alone: without a filter, no copy is needed first
-  const filtered = q.verdict || q.plugin || q.search.trim() ? filterRows(rows, q) : rows;
+  const filtered = q.verdict || q.plugin || q.search.trim() ? filterRows(rows, q, labels) : rows;
   return sortRows(filtered, q.sort, q.desc, q.mode);
 }
 

@@ -1,14 +1,16 @@
-import { useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { Link } from "react-router-dom";
-import { ApiError, api } from "../api/client";
-import type { CycleDetail, CycleNode } from "../api/types";
-import { useLoader } from "../api/useApi";
-import { ResultBadge, VerdictBadge } from "../components/Badges";
+import { ApiError, api, fetchAll } from "../api/client";
+import type { CycleDetail, CycleNode, CyclePod, SnapshotNode } from "../api/types";
+import { useApi, useLoader } from "../api/useApi";
+import { ResultBadge } from "../components/Badges";
 import { ErrorView, Loading } from "../components/Feedback";
+import { NodeDrawer } from "../components/NodeDrawer";
 import { NodeTable } from "../components/NodeTable";
+import { PodSpecSummary } from "../components/PodSpec";
 import { StageTimeline } from "../components/StageTimeline";
 import { modelFromLive, modelFromRest, type CycleModel } from "../lib/cycleModel";
-import type { NodeRow, TableQuery } from "../lib/nodes";
+import { labelIndex, rejectingPlugins, type LabelIndex, type TableQuery } from "../lib/nodes";
 import type { LiveCycle } from "../stream/liveState";
 
 const NODE_PAGE = 1000;
@@ -42,75 +44,6 @@ function useDebounced<T>(value: T, ms: number): T {
 export function podPath(replayId: string, pod: string): string {
   const [ns, ...rest] = pod.split("/");
   return `/replays/${replayId}/pods/${encodeURIComponent(ns)}/${encodeURIComponent(rest.join("/"))}`;
-}
-
-function NodeDetail({ row, model, explainPath, onClose }: { row: NodeRow; model: CycleModel; explainPath: ExplainPath; onClose: () => void }) {
-  const isWinner = row.name === model.selectedNode;
-  const explain = explainPath(row.name);
-  return (
-    <section className="panel" aria-labelledby="node-detail-title">
-      <div className="row">
-        <h2 id="node-detail-title" style={{ margin: 0 }}>
-          {row.name}
-        </h2>
-        <VerdictBadge row={row} />
-        <span className="muted small">rank {row.rank}</span>
-        {row.total !== null ? <span className="small">total {row.total}</span> : null}
-        <span className="spacer" style={{ flex: 1 }} />
-        {model.complete && model.source === "rest" ? (
-          <Link className="button small" to={explain}>
-            {isWinner ? "Why here?" : row.verdict === "failed" ? "Why not here? What would make it fit?" : "Compare with the winner"}
-          </Link>
-        ) : null}
-        <button type="button" className="small" onClick={onClose} aria-label="Close node details">
-          Close
-        </button>
-      </div>
-      {row.verdict === "failed" ? (
-        <p style={{ marginTop: 8 }}>
-          Rejected by <strong>{row.plugin || "a PreFilter plugin"}</strong> ({row.code}): {row.reasons.join("; ") || "no reason given"}
-        </p>
-      ) : row.verdict === "not-evaluated" ? (
-        <p style={{ marginTop: 8 }} className="muted">
-          Not evaluated: the scheduler&apos;s node sampling had found enough feasible nodes before reaching this node.
-        </p>
-      ) : null}
-      {row.scores ? (
-        <table className="data" style={{ marginTop: 8, maxWidth: 640 }}>
-          <caption className="sr-only">Scores of {row.name}</caption>
-          <thead>
-            <tr>
-              <th>Score plugin</th>
-              <th className="num">Raw</th>
-              <th className="num">Normalized</th>
-              <th className="num">Weight</th>
-              <th className="num">Weighted</th>
-            </tr>
-          </thead>
-          <tbody>
-            {model.scorePlugins.map((p) => {
-              const s = row.scores?.[p];
-              return (
-                <tr key={p}>
-                  <td>{p}</td>
-                  <td className="num">{s?.raw ?? "–"}</td>
-                  <td className="num">{s?.normalized ?? "–"}</td>
-                  <td className="num">{model.weights[p] ?? 1}</td>
-                  <td className="num">{s?.weighted ?? "–"}</td>
-                </tr>
-              );
-            })}
-            <tr>
-              <th colSpan={4}>Total</th>
-              <th className="num">{row.total ?? "–"}</th>
-            </tr>
-          </tbody>
-        </table>
-      ) : row.verdict === "passed" && model.partial ? (
-        <p className="muted small">Scores of this node were not streamed (top-ranked nodes only); they load when the cycle is shown in full.</p>
-      ) : null}
-    </section>
-  );
 }
 
 function Outcome({ m, explainPath }: { m: CycleModel; explainPath: ExplainPath }) {
@@ -213,6 +146,16 @@ export interface CycleViewProps {
   explainPath?: ExplainPath;
   /** A node to mark in the node table (e.g. the one a live cluster chose). */
   mark?: { node: string; label: string } | null;
+  /** The replay's snapshot: its nodes' labels make the node search find labels too. */
+  snapshotId?: string | null;
+}
+
+/** The labels of a snapshot's nodes, for the node search (loaded once per snapshot). */
+export function useNodeLabels(snapshotId: string | null | undefined): LabelIndex | undefined {
+  const nodes = useLoader<LabelIndex>(snapshotId ? `labels-${snapshotId}` : null, async (signal) =>
+    labelIndex(await fetchAll<SnapshotNode>(`/api/v1/snapshots/${snapshotId}/nodes/`, { signal })),
+  );
+  return nodes.data;
 }
 
 export function CycleView(props: CycleViewProps) {
@@ -225,6 +168,11 @@ export function CycleView(props: CycleViewProps) {
   const explainPath: ExplainPath =
     props.explainPath ?? ((node) => `${podPath(replayId, m?.pod ?? "")}${node ? `?node=${encodeURIComponent(node)}` : ""}`);
   const selectedRow = useMemo(() => (m && props.selectedNode ? (m.rows.find((r) => r.name === props.selectedNode) ?? null) : null), [m, props.selectedNode]);
+  const labels = useNodeLabels(props.snapshotId);
+  const podSpec = useApi<CyclePod>(key && !props.model ? `/api/v1/replays/${replayId}/cycles/${seq}/pod/` : null);
+  const filterRejections = useMemo(() => (m ? Object.fromEntries(rejectingPlugins(m.rows)) : {}), [m]);
+  const { onSelectNode } = props;
+  const closeDetail = useCallback(() => onSelectNode(null), [onSelectNode]);
 
   if (!m) {
     if (detail.error) {
@@ -261,10 +209,17 @@ export function CycleView(props: CycleViewProps) {
           nominatedNode={m.nominatedNode}
           selectedNode={m.selectedNode}
           animate={props.animate ?? m.source === "stream"}
+          filterRejections={m.complete ? filterRejections : null}
         />
         <div style={{ marginTop: 8 }}>
           <Outcome m={m} explainPath={explainPath} />
         </div>
+        {podSpec.data && podSpec.data.pod === m.pod ? (
+          <details className="small" style={{ marginTop: 8 }} open>
+            <summary>The pod as the scheduler reads it</summary>
+            <PodSpecSummary pod={podSpec.data} />
+          </details>
+        ) : null}
       </section>
       {m.rows.length && !notFiltered ? (
         <section className="panel" aria-label="Nodes">
@@ -282,12 +237,25 @@ export function CycleView(props: CycleViewProps) {
             partialScores={m.partial}
             height={props.tableHeight}
             mark={props.mark}
+            labels={labels}
           />
         </section>
       ) : notFiltered ? null : (
         <p className="muted">No node verdicts for this cycle.</p>
       )}
-      {selectedRow ? <NodeDetail row={selectedRow} model={m} explainPath={explainPath} onClose={() => props.onSelectNode(null)} /> : null}
+      {selectedRow ? (
+        <NodeDrawer
+          row={selectedRow}
+          model={m}
+          explain={m.complete && m.source === "rest" ? explainPath(selectedRow.name) : null}
+          inspectUrl={
+            !props.model && m.source === "rest" && m.complete
+              ? `/api/v1/replays/${replayId}/cycles/${m.seq}/nodes/${encodeURIComponent(selectedRow.name)}/`
+              : null
+          }
+          onClose={closeDetail}
+        />
+      ) : null}
       {props.selectedNode && !selectedRow && m.rows.length ? (
         <p className="warn-box small">Node {props.selectedNode} is not in this cycle.</p>
       ) : null}

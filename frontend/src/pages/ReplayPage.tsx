@@ -145,7 +145,18 @@ export function ReplayPage() {
   if (!isLive && playbackActive && playing && streamed) seq = streamed.seq;
   if (fresh && liveSeq !== null) seq = liveSeq;
   const shownLive = streamed && streamed.seq === seq ? streamed : live.cycle && live.cycle.seq === seq ? live.cycle : null;
+  // a followed replay that finishes stays on the cycle the user was looking at (not back to the first)
+  const lastFollowed = useRef<number | null>(null);
+  if (following && seq !== null) lastFollowed.current = seq;
+  if (seq === null && !isLive && lastFollowed.current !== null) seq = lastFollowed.current;
   if (seq === null && items.length) seq = following ? items[items.length - 1].seq : items[0].seq;
+  useEffect(() => {
+    if (isLive || urlSeq !== null || lastFollowed.current === null) return;
+    navigate(`/replays/${id}/cycles/${lastFollowed.current}${window.location.search}`, { replace: true });
+  }, [isLive, urlSeq, id, navigate]);
+  useEffect(() => {
+    lastFollowed.current = null;
+  }, [id]);
 
   // a stepped (or paused, or finished) playback leaves the URL on the cycle it shows
   useEffect(() => {
@@ -217,6 +228,31 @@ export function ReplayPage() {
     if (playing) stream.controls.seek(n);
     else openCycle(n);
   };
+
+  // ← / → step through the cycles (not while typing, nor in the node table or a slider, which use the keys)
+  const stepRef = useRef<(delta: number) => void>(() => undefined);
+  // where the last key press went, until the page shows it (key presses faster than renders add up)
+  const keySeq = useRef<number | null>(null);
+  keySeq.current = seq;
+  stepRef.current = (delta: number) => {
+    const from = keySeq.current;
+    if (from === null || !total) return;
+    const next = Math.max(1, Math.min(total, from + delta));
+    keySeq.current = next;
+    if (next !== from) openCycle(next);
+  };
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+      if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.defaultPrevented) return;
+      const t = e.target as HTMLElement | null;
+      if (t && (t.closest("input, select, textarea, [contenteditable=true], [role=grid]") || t.isContentEditable)) return;
+      e.preventDefault();
+      stepRef.current(e.key === "ArrowLeft" ? -1 : 1);
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
 
   // ----- actions -----
   const [actionError, setActionError] = useState<Error | null>(null);
@@ -362,6 +398,9 @@ export function ReplayPage() {
           <span className="small nowrap">
             cycle {seq ?? "–"} / {total}
           </span>
+          <span className="small muted nowrap" title="The left and right arrow keys step to the previous and next cycle">
+            ← → keys step
+          </span>
         </div>
       ) : null}
       {isLive && urlSeq !== null ? (
@@ -384,7 +423,19 @@ export function ReplayPage() {
           />
         )}
         <div style={{ minWidth: 0 }}>
-          {seq === null ? (
+          {urlSeq !== null && !isLive && queue.data !== undefined && (!Number.isFinite(urlSeq) || urlSeq < 1 || urlSeq > total) ? (
+            <div className="panel warn-box" role="alert">
+              {total ? (
+                <>
+                  There is no cycle {seqParam}: this replay has {total.toLocaleString()} cycle{total === 1 ? "" : "s"}.{" "}
+                  <Link to={`/replays/${id}/cycles/${total}`}>Show the last one</Link> or{" "}
+                  <Link to={`/replays/${id}/cycles/1`}>the first</Link>.
+                </>
+              ) : (
+                <>There is no cycle {seqParam}: this replay has no cycle.</>
+              )}
+            </div>
+          ) : seq === null ? (
             r.status === "queued" ? (
               <Loading label="Waiting for a worker to start the replay…" />
             ) : isLive ? (
@@ -405,6 +456,7 @@ export function ReplayPage() {
               onSelectNode={setSelectedNode}
               tableHeight="max(320px, calc(100vh - 420px))"
               detailDelay={following ? 1500 : 250}
+              snapshotId={r.snapshot}
             />
           )}
         </div>

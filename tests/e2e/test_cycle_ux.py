@@ -1,0 +1,228 @@
+"""The cycle view answers an operator's first questions, at 1440 and 1024 px, in headless Chromium.
+
+On the sample replay (`serve --demo`) and on a 5000-node synthetic cluster: the node table keeps Node, Verdict
+and Total in view, names every plugin, explains its badges and finds nodes by label; a node's detail opens in a
+side panel in view, with the numbers behind a rejection and, on demand, every filter's verdict marked as beyond
+what kube-scheduler ran; the pod's spec is shown; the Filter stage's drill-down counts each plugin's rejections;
+the arrow keys step cycles and a cycle past the end says so. Every figure is checked against the API.
+Screenshots go to test-artifacts/screenshots/ux-*.png.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from schedviz.tools.bench_browser import write_synthetic_snapshot
+
+from .test_explorer import NODE_GRID, expect, sample_replay
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.e2e
+
+Api = Callable[[str], Any]
+Shot = Callable[..., Path]
+SIZES = [(1440, 900), (1024, 768)]
+ZONE = "topology.kubernetes.io/zone"
+
+
+def in_view(page: Page, selector: str) -> None:
+    """The element is on screen, horizontally too (not cut by the page's right edge)."""
+    loc = page.locator(selector).first
+    expect(loc).to_be_visible()
+    box = loc.bounding_box()
+    assert box is not None
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, (selector, box, width)
+
+
+def cycle_of(api: Api, rid: str, pod: str) -> dict[str, Any]:
+    return next(c for c in api(f"/api/v1/replays/{rid}/cycles/?page_size=1000")["results"] if c["pod"] == pod)
+
+
+def cores(milli: int) -> str:
+    """CPU as the side panel writes it: cores, as JavaScript prints a number."""
+    v = milli / 1000
+    return str(int(v)) if v.is_integer() else repr(v)
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES, ids=[f"{w}px" for w, _ in SIZES])
+def test_the_node_table_and_the_side_panel_on_the_sample(
+    page: Page, server: str, api: Api, shot: Shot, width: int, height: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    rid = sample_replay(api)["id"]
+    snap = sample_replay(api)["snapshot"]
+    c3 = cycle_of(api, rid, "default/ssd-only")
+    detail = api(f"/api/v1/replays/{rid}/cycles/{c3['seq']}/?page_size=1000")
+    nodes = detail["nodes"]["results"]
+    page.goto(f"{server}/replays/{rid}/cycles/{c3['seq']}")
+    expect(page.locator("#cycle-title")).to_contain_text("default/ssd-only")
+
+    # the pod as the scheduler reads it
+    pod = api(f"/api/v1/replays/{rid}/cycles/{c3['seq']}/pod/")
+    spec = page.get_by_label("The pod's scheduling spec")
+    expect(spec.locator("[data-field=requests]")).to_contain_text(f"{cores(pod['requests']['cpu'])} CPU")
+    for k, v in pod["nodeSelector"].items():
+        expect(spec.locator("[data-field=nodeSelector]")).to_contain_text(f"{k}={v}")
+
+    # the Filter stage's drill-down counts what each filter plugin rejected (not the plugin calls' "Success")
+    rejected_by = Counter(n["filter"]["plugin"] for n in nodes if n["filter"] and n["filter"]["code"] != "Success")
+    assert rejected_by["NodeAffinity"] >= 2
+    page.click("button[data-point='Filter']")
+    details = page.locator(".stage-details")
+    for plugin in ("NodeAffinity", "TaintToleration", "NodeName"):
+        n = rejected_by.get(plugin, 0)
+        cell = details.locator(f"tr[data-plugin='{plugin}'] [data-rejected]")
+        expect(cell).to_have_attribute("data-rejected", str(n))
+        expect(cell).to_have_text(re.compile(rf"rejected {n} nodes?" if n else "rejected none"))
+    page.click("button[data-point='Filter']")
+
+    # pinned columns: Node, Verdict and the Total stay on screen; every score plugin is named in full
+    grid = page.locator(NODE_GRID)
+    expect(grid).to_have_attribute("aria-rowcount", str(len(nodes)))
+    page.locator(f"{NODE_GRID} [role=row][aria-rowindex='1']").scroll_into_view_if_needed()
+    in_view(page, ".vhead [role=columnheader]:has-text('Total')")
+    in_view(page, ".vhead [role=columnheader]:has-text('Verdict')")
+    winner = page.locator(f"{NODE_GRID} [role=row][data-node='{detail['selectedNode']}']")
+    in_view(page, f"{NODE_GRID} [role=row][data-node='{detail['selectedNode']}'] [role=gridcell]:last-child")
+    expect(winner.locator("[role=gridcell]").last).to_contain_text(str(nodes[0]["total"]))
+    legend = page.get_by_label("Score plugins and weights")
+    for plugin in detail["scorePlugins"]:
+        expect(legend).to_contain_text(f"{plugin} \u00d7{detail['scoreWeights'][plugin]}")
+    # what the badges mean
+    verdicts = page.get_by_role("list", name="Verdicts")
+    expect(verdicts).to_contain_text("UnschedulableAndUnresolvable: rejected; preempting pods cannot help")
+    shot(page, f"ux-cycle-{width}", full_page=False)
+
+    # search finds labels: a zone value, and key=value
+    labels = {n["name"]: n["labels"] for n in api(f"/api/v1/snapshots/{snap}/nodes/?page_size=1000")["results"]}
+    zone = sorted({v[ZONE] for v in labels.values() if ZONE in v})[1]
+    search = page.get_by_role("searchbox", name="Search nodes by name or label")
+    search.fill(zone)
+    expect(grid).to_have_attribute("aria-rowcount", str(sum(1 for v in labels.values() if zone in v.values())))
+    search.fill(f"disktype={labels[detail['selectedNode']]['disktype']}")
+    want = sum(1 for v in labels.values() if v.get("disktype") == labels[detail["selectedNode"]]["disktype"])
+    expect(grid).to_have_attribute("aria-rowcount", str(want))
+    search.fill("")
+
+    # a node rejected by NodeAffinity: the side panel, in view, says which requirement fails and why
+    rejected = next(n for n in nodes if n["filter"] and n["filter"]["plugin"] == "NodeAffinity")
+    page.locator(f"{NODE_GRID} [role=row][data-node='{rejected['name']}']").click()
+    drawer = page.get_by_test_id("node-drawer")
+    expect(drawer.locator("#node-detail-title")).to_have_text(rejected["name"])
+    in_view(page, "[data-testid=node-drawer] #node-detail-title")
+    facts = api(f"/api/v1/replays/{rid}/cycles/{c3['seq']}/nodes/{rejected['name']}/")
+    sel = drawer.get_by_label("Node selector and affinity against the node's labels")
+    key, value = next(iter(pod["nodeSelector"].items()))
+    expect(sel.locator("li[data-ok=false]").first).to_contain_text(f"{key}={value}: the node has {key}={facts['node']['labels'][key]}")
+    cpu = drawer.locator("tr[data-resource=cpu] td")
+    expect(cpu.nth(2)).to_have_text(cores(facts["node"]["free"]["cpu"]))
+    expect(cpu.nth(4)).to_have_text(cores(facts["node"]["allocatable"]["cpu"]))
+    # every filter, on demand, marked as beyond what kube-scheduler ran
+    expect(drawer.get_by_role("region", name="Every filter on this node")).to_have_count(0)
+    drawer.get_by_role("button", name=re.compile("if every filter ran")).click()
+    region = drawer.get_by_role("region", name="Every filter on this node")
+    expect(region).to_contain_text("Beyond what kube-scheduler ran")
+    for f in facts["allFilters"]["filters"]:
+        row = region.locator(f"tr[data-plugin='{f['plugin']}']")
+        expect(row).to_have_attribute("data-ran", "true" if f["ranByScheduler"] else "false")
+        if f["code"]:
+            expect(row).to_contain_text(f["code"])
+    shot(page, f"ux-node-panel-{width}", full_page=False)
+    page.keyboard.press("Escape")
+    expect(drawer).to_have_count(0)
+
+
+def test_numbers_for_a_resource_rejection_and_moving_around(page: Page, server: str, api: Api, shot: Shot) -> None:
+    page.set_viewport_size({"width": 1024, "height": 768})
+    rid = sample_replay(api)["id"]
+    total = len(api(f"/api/v1/replays/{rid}/cycles/?page_size=1000")["results"])
+    huge = cycle_of(api, rid, "default/huge")
+    nodes = api(f"/api/v1/replays/{rid}/cycles/{huge['seq']}/?page_size=1000")["nodes"]["results"]
+    short = next(n for n in nodes if n["filter"] and n["filter"]["reasons"] == ["Insufficient cpu"])
+    facts = api(f"/api/v1/replays/{rid}/cycles/{huge['seq']}/nodes/{short['name']}/")
+    page.goto(f"{server}/replays/{rid}/cycles/{huge['seq']}?node={short['name']}")
+    drawer = page.get_by_test_id("node-drawer")
+    want = f"needs {cores(facts['pod']['requests']['cpu'])} CPU, {cores(max(0, facts['node']['free']['cpu']))} CPU free"
+    expect(drawer.locator("caption")).to_contain_text(want)
+    expect(drawer.locator("tr[data-resource=cpu]")).to_have_attribute("data-short", "true")
+    shot(page, "ux-resource-rejection-1024", full_page=False)
+
+    # ← / → step through the cycles (Escape first: the side panel closes)
+    page.keyboard.press("Escape")
+    page.locator("h1").click()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url(re.compile(rf"/cycles/{huge['seq'] + 1}(\?|$)"))
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_url(re.compile(rf"/cycles/{huge['seq'] - 1}(\?|$)"))
+    expect(page.locator("#cycle-title")).to_contain_text(f"Cycle {huge['seq'] - 1}:")
+    # a cycle past the end says so, with the way back
+    page.goto(f"{server}/replays/{rid}/cycles/{total + 50}")
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text(f"There is no cycle {total + 50}: this replay has {total} cycles.")
+    alert.get_by_role("link", name="Show the last one").click()
+    expect(page.locator("#cycle-title")).to_contain_text(f"Cycle {total}:")
+    shot(page, "ux-moving-around-1024", full_page=False)
+
+
+def _post(page: Page, path: str, body: dict[str, Any]) -> Any:
+    """POST JSON with the page's session (its CSRF cookie), from the page."""
+    got = page.evaluate(
+        """async ([path, body]) => {
+          const token = (document.cookie.split('; ').find((c) => c.startsWith('csrftoken=')) || '').slice(10);
+          const r = await fetch(path, {method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRFToken': token}, body});
+          return {status: r.status, body: await r.text()};
+        }""",
+        [path, json.dumps(body)],
+    )
+    assert got["status"] in (200, 201), got["body"][:300]
+    return json.loads(got["body"])
+
+
+def test_a_5000_node_cycle_at_both_sizes(page: Page, server: str, api: Api, shot: Shot, tmp_path: Path) -> None:
+    nodes = 5000
+    path = write_synthetic_snapshot(tmp_path / "ux-5000.json", nodes, 3)
+    snap = _post(page, "/api/v1/snapshots/", {"content": path.read_text(), "name": "ux 5000 nodes"})
+    replay = _post(page, "/api/v1/replays/", {"snapshot": snap["id"], "all_nodes": True, "name": "ux 5000 every node"})
+    rid = replay["id"]
+    for _ in range(600):
+        if api(f"/api/v1/replays/{rid}/")["status"] in ("succeeded", "failed"):
+            break
+        page.wait_for_timeout(200)
+    assert api(f"/api/v1/replays/{rid}/")["status"] == "succeeded"
+    labels = {n["name"]: n["labels"] for n in api(f"/api/v1/snapshots/{snap['id']}/nodes/?page_size=1000&page=1")["results"]}
+    zone = next(iter(labels.values()))[ZONE]
+    in_zone = sum(
+        1
+        for p in range(1, nodes // 1000 + 1)
+        for n in api(f"/api/v1/snapshots/{snap['id']}/nodes/?page_size=1000&page={p}")["results"]
+        if n["labels"].get(ZONE) == zone
+    )
+    first = api(f"/api/v1/replays/{rid}/cycles/1/?page_size=5")
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(f"{server}/replays/{rid}/cycles/1")
+        grid = page.locator(NODE_GRID)
+        expect(grid).to_have_attribute("aria-rowcount", str(nodes), timeout=60_000)
+        in_view(page, ".vhead [role=columnheader]:has-text('Total')")
+        top = first["nodes"]["results"][0]
+        row = page.locator(f"{NODE_GRID} [role=row][aria-rowindex='1']")
+        expect(row).to_have_attribute("data-node", top["name"])
+        expect(row.locator("[role=gridcell]").last).to_contain_text(str(top["total"]))
+        page.get_by_role("searchbox", name="Search nodes by name or label").fill(zone)
+        expect(grid).to_have_attribute("aria-rowcount", str(in_zone))
+        row.click()
+        drawer = page.get_by_test_id("node-drawer")
+        expect(drawer.locator("tr[data-resource=cpu]")).to_be_visible(timeout=60_000)
+        in_view(page, "[data-testid=node-drawer] tr[data-resource=cpu]")
+        shot(page, f"ux-5000-nodes-{width}", full_page=False)
