@@ -8,6 +8,7 @@ import { LiveClusterPage } from "./pages/LiveClusterPage";
 import { LiveClustersPage } from "./pages/LiveClustersPage";
 import { LiveCyclePage } from "./pages/LiveCyclePage";
 import { LiveExplainPage } from "./pages/LiveExplainPage";
+import { PlanPage, PlansPage } from "./pages/PlanPage";
 import { ReplayPage } from "./pages/ReplayPage";
 import { ReplaysPage } from "./pages/ReplaysPage";
 import { SnapshotPage } from "./pages/SnapshotPage";
@@ -64,6 +65,7 @@ export function App() {
           <NavLink to="/live">Live</NavLink>
           <NavLink to="/configurations">Configurations</NavLink>
           <NavLink to="/compare">Compare</NavLink>
+          <NavLink to="/plans">Plan</NavLink>
         </nav>
         <div className="right">
           <span>kube-scheduler v1.35.4</span>
@@ -89,6 +91,8 @@ export function App() {
           <Route path="/configurations/:id" element={<ConfigPage />} />
           <Route path="/compare" element={<ComparePage />} />
           <Route path="/compare/:a/:b" element={<ComparePage />} />
+          <Route path="/plans" element={<PlansPage />} />
+          <Route path="/plans/:id" element={<PlanPage />} />
           <Route path="*" element={<NotFound />} />
         </Routes>
       </main>
