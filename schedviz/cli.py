@@ -665,7 +665,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _plan_options(cap)
     cap.add_argument("--pod", action="append", required=True, metavar="POD.yaml", help="a file holding one Pod (repeatable: an application)")
-    cap.add_argument("--max", type=int, metavar="N", help="stop after N copies of each pod (default 10000)")
+    cap.add_argument("--max", type=int, metavar="N", help="stop after N copies of each pod (default 100000)")
     cap.add_argument(
         "--order",
         choices=("round-robin", "in-order"),

@@ -44,9 +44,9 @@ from .base import (
 ROUND_ROBIN = "round-robin"
 IN_ORDER = "in-order"
 ORDERS = (ROUND_ROBIN, IN_ORDER)
-DEFAULT_MAX = 10_000
+DEFAULT_MAX = 100_000
 # the largest first batch taken from the resource bound; beyond it the batch doubles from here
-BOUND_BATCH = 20_000
+BOUND_BATCH = 100_000
 FIRST_BATCH = 1024
 
 STOP_UNSCHEDULABLE = "unschedulable"

@@ -475,7 +475,7 @@ export function NewPlan({ snapshots }: { snapshots: Snapshot[] }) {
             <label className="field" htmlFor="plan-max">
               At most
             </label>
-            <input id="plan-max" inputMode="numeric" placeholder="10000" value={form.max} onChange={(e) => set({ max: e.target.value })} />
+            <input id="plan-max" inputMode="numeric" placeholder="100000" value={form.max} onChange={(e) => set({ max: e.target.value })} />
           </>
         ) : null}
         {form.kind === "drain" ? (
