@@ -226,3 +226,32 @@ def test_a_5000_node_cycle_at_both_sizes(page: Page, server: str, api: Api, shot
         expect(drawer.locator("tr[data-resource=cpu]")).to_be_visible(timeout=60_000)
         in_view(page, "[data-testid=node-drawer] tr[data-resource=cpu]")
         shot(page, f"ux-5000-nodes-{width}", full_page=False)
+
+
+def test_start_a_replay_with_a_name_and_a_preemption_mode_then_pick_it_to_compare(
+    page: Page, server: str, api: Api, shot: Shot
+) -> None:
+    page.set_viewport_size({"width": 1024, "height": 768})
+    snap = sample_replay(api)["snapshot"]
+    page.goto(f"{server}/snapshots/{snap}")
+    page.get_by_label("Preemption mode").select_option("dry-run")
+    page.get_by_label("Evaluate every node").uncheck()
+    expect(page.get_by_label("Replay name")).to_have_attribute("placeholder", re.compile(r", sampled, preemption dry-run$"))
+    page.get_by_label("Replay name").fill("dry-run what-if")
+    shot(page, "ux-start-replay-1024", full_page=False)
+    page.get_by_role("button", name=re.compile(r"^Replay \d+ pending pods$")).click()
+    page.wait_for_url(re.compile(r"/replays/[0-9a-f-]{36}$"))
+    rid = page.url.rsplit("/", 1)[-1]
+    replay = api(f"/api/v1/replays/{rid}/")
+    assert replay["name"] == "dry-run what-if"
+    assert replay["options"]["preemption"] == "dry-run" and replay["options"]["allNodes"] is False
+    expect(page.locator("[data-option=preemption]")).to_have_text("preemption: dry-run (recorded, nothing evicted)")
+    expect(page.locator(".page-head h1 + [data-status]")).to_have_attribute("data-status", "succeeded", timeout=60_000)
+
+    # the compare pickers tell replays of one snapshot apart: name, configuration, options
+    page.goto(f"{server}/compare?a={sample_replay(api)['id']}")
+    b = page.locator("label:has-text('B: the candidate') select")
+    option = b.locator(f"option[value='{rid}']")
+    expect(option).to_contain_text("dry-run what-if · snapshot's or default configuration · sampled, preemption dry-run")
+    a_text = page.locator("label:has-text('A: the reference') select option:checked").inner_text()
+    assert "every node" in a_text and "preemption dry-run" not in a_text

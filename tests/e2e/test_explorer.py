@@ -229,8 +229,17 @@ def test_replay_streams_stages_and_verdicts_over_the_websocket(
         assert f"/ws/replays/{replay_id}/" in ws.url and "mode=live" in ws.url
         assert all(f["type"] == "hello" for f in received[ws.url][:1])
 
+    # a replay followed live to its end stays on the cycle the page was showing (not back to cycle 1); one that
+    # ended before the page followed it opens on cycle 1
+    title = page.locator("#cycle-title")
+    expect(title).to_have_text(re.compile(r"^Cycle \d+: "))
+    if not title.inner_text().startswith("Cycle 1:"):
+        assert sockets, "only a replay the page followed live keeps the place it showed"
+        expect(page).to_have_url(re.compile(rf"/replays/{replay_id}/cycles/\d+$"))
+        page.get_by_role("button", name="First cycle").click()
+
     # playback: Step streams the next cycle, stage by stage
-    expect(page.locator("#cycle-title")).to_contain_text("Cycle 1:")
+    expect(title).to_contain_text("Cycle 1:")
     with page.expect_websocket(predicate=lambda ws: "mode=playback" in ws.url) as ws_info:
         page.get_by_role("button", name="Step to the next cycle (streamed)").click()
     ws = ws_info.value

@@ -261,7 +261,7 @@ export function NodeDrawer({ row, model, explain, inspectUrl, onClose }: NodeDra
       <div className="row small" style={{ marginTop: 6 }}>
         <VerdictBadge row={row} />
         <span className="muted">rank {row.rank}</span>
-        {row.total !== null ? <span>total score {row.total}</span> : null}
+        {row.total !== null ? <span>total {row.total}</span> : null}
         {isWinner ? <span className="badge blue">selected</span> : null}
       </div>
       {row.verdict === "failed" ? (

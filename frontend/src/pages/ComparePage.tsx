@@ -1,7 +1,8 @@
 import { useEffect, useMemo, useState } from "react";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router-dom";
 import { api, fetchAll } from "../api/client";
-import type { Comparison, Replay } from "../api/types";
+import type { Comparison, Configuration, Replay } from "../api/types";
+import { replayLabel } from "../lib/replayLabel";
 import { useApi, useLoader } from "../api/useApi";
 import { ResultBadge, StatusBadge } from "../components/Badges";
 import { ProgressBar } from "../components/Bars";
@@ -25,6 +26,8 @@ function Picker() {
   const replays = useLoader<Replay[]>("replays-all", (signal) => fetchAll<Replay>("/api/v1/replays/", { signal, pageSize: 200 }));
   const [a, setA] = useState(sp.get("a") ?? "");
   const [b, setB] = useState(sp.get("b") ?? "");
+  const configs = useLoader<Configuration[]>("configs-all", (signal) => fetchAll<Configuration>("/api/v1/configurations/", { signal, pageSize: 200 }));
+  const configNames = Object.fromEntries((configs.data ?? []).map((c) => [c.id, c.name]));
   const all = replays.data ?? [];
   const ra = all.find((r) => r.id === a);
   const candidates = all.filter((r) => r.id !== a && (!ra || r.snapshot === ra.snapshot));
@@ -43,22 +46,22 @@ function Picker() {
           >
             <label className="field">
               <span>A: the reference (baseline)</span>
-              <select value={a} onChange={(e) => setA(e.target.value)} style={{ minWidth: 260 }}>
+              <select value={a} onChange={(e) => setA(e.target.value)} style={{ minWidth: 260, maxWidth: "44vw" }}>
                 <option value="">Choose…</option>
                 {all.map((r) => (
                   <option key={r.id} value={r.id}>
-                    {r.name || r.id.slice(0, 8)} ({r.status})
+                    {replayLabel(r, configNames)}
                   </option>
                 ))}
               </select>
             </label>
             <label className="field">
               <span>B: the candidate</span>
-              <select value={b} onChange={(e) => setB(e.target.value)} style={{ minWidth: 260 }} disabled={!a}>
+              <select value={b} onChange={(e) => setB(e.target.value)} style={{ minWidth: 260, maxWidth: "44vw" }} disabled={!a}>
                 <option value="">Choose…</option>
                 {candidates.map((r) => (
                   <option key={r.id} value={r.id}>
-                    {r.name || r.id.slice(0, 8)} ({r.status})
+                    {replayLabel(r, configNames)}
                   </option>
                 ))}
               </select>

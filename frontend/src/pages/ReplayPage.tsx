@@ -311,6 +311,7 @@ export function ReplayPage() {
           </div>
           <div className="row small muted" style={{ marginTop: 4, gap: 10 }}>
             <span>{r.options.allNodes ? "every node evaluated" : "scheduler's node sampling"}</span>
+            <span data-option="preemption">preemption: {r.options.preemption === "dry-run" ? "dry-run (recorded, nothing evicted)" : "evict"}</span>
             <span>{r.configuration || r.config ? "custom configuration" : "configuration: the snapshot's, else the v1.35 default"}</span>
             {Object.keys(results).length ? (
               <span>

@@ -245,6 +245,8 @@ function ReplayLauncher({ snapshot }: { snapshot: Snapshot }) {
   const navigate = useNavigate();
   const [allNodes, setAllNodes] = useState(true);
   const [configuration, setConfiguration] = useState("");
+  const [preemption, setPreemption] = useState<"evict" | "dry-run">("evict");
+  const [name, setName] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
   const configs = useLoader<Configuration[]>("configs", (signal) => fetchAll<Configuration>("/api/v1/configurations/", { signal, pageSize: 200 }));
@@ -255,6 +257,8 @@ function ReplayLauncher({ snapshot }: { snapshot: Snapshot }) {
       const r = await api.post<Replay>("/api/v1/replays/", {
         snapshot: snapshot.id,
         all_nodes: allNodes,
+        preemption,
+        name: name.trim() || defaultName,
         extenders,
         ...(configuration ? { configuration } : {}),
       });
@@ -264,6 +268,12 @@ function ReplayLauncher({ snapshot }: { snapshot: Snapshot }) {
       setBusy(false);
     }
   };
+  const configName = configuration
+    ? (configs.data ?? []).find((c) => c.id === configuration)?.name || "a stored configuration"
+    : snapshot.config
+      ? "its own configuration"
+      : "default profile";
+  const defaultName = `${snapshot.name}, ${configName}, ${allNodes ? "every node" : "sampled"}${preemption === "dry-run" ? ", preemption dry-run" : ""}`;
   return (
     <section className="panel" aria-labelledby="replay-title">
       <h2 id="replay-title">Replay</h2>
@@ -282,6 +292,17 @@ function ReplayLauncher({ snapshot }: { snapshot: Snapshot }) {
         <label className="row" style={{ gap: 6 }} title="percentageOfNodesToScore: 100, so that every node is explained">
           <input type="checkbox" checked={allNodes} onChange={(e) => setAllNodes(e.target.checked)} />
           Evaluate every node
+        </label>
+        <label className="field">
+          <span>Preemption</span>
+          <select value={preemption} onChange={(e) => setPreemption(e.target.value as "evict" | "dry-run")} aria-label="Preemption mode">
+            <option value="evict">evict: victims are deleted, the preemptor retried</option>
+            <option value="dry-run">dry-run: only record what preemption would do</option>
+          </select>
+        </label>
+        <label className="field">
+          <span>Name</span>
+          <input value={name} onChange={(e) => setName(e.target.value)} placeholder={defaultName} aria-label="Replay name" maxLength={200} style={{ width: 260 }} />
         </label>
         <button type="button" className="primary" onClick={() => start()} disabled={busy || snapshot.pending_count === 0}>
           {busy ? "Starting…" : `Replay ${plural(snapshot.pending_count, "pending pod")}`}
