@@ -61,6 +61,7 @@ class PlanViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin
                 "Invalid fields (`invalid`), or a plan whose question is wrong (`invalid_plan`: the field named)"
             ),
             404: error("`snapshot` or `configuration` is not among those you may read."),
+            409: error("The snapshot's upload has not been read yet (`snapshot_not_ready`)."),
         },
     )
     def create(self, request: Request) -> Response:
