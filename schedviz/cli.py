@@ -21,7 +21,7 @@ SAMPLE = Path(__file__).parent / "samples" / "cluster.yaml"
 def _replay(args: argparse.Namespace) -> int:
     if args.format == "jsonl" and args.pretty:
         raise SchedVizError("--pretty does not apply to --format jsonl (one JSON object per line)")
-    snapshot = load_paths(args.paths)
+    snapshot = load_paths(args.paths, freeze=True)
     cfg_source: Any = snapshot.config
     if args.config:
         cfg_source = args.config
@@ -193,7 +193,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     from .engine.explain import explain
 
-    snapshot = load_paths(args.paths)
+    snapshot = load_paths(args.paths, freeze=True)
     cfg_source: Any = args.config if args.config else snapshot.config
     config = load_config(cfg_source)
     ex = explain(
@@ -226,7 +226,7 @@ def _report(args: argparse.Namespace) -> int:
         raise SchedVizError("only one of --junit, --markdown and --json can write to standard output (-)")
     headroom = _headroom_checks(args.min_headroom or [])
     if args.local:
-        snapshot = load_paths([args.snapshot])
+        snapshot = load_paths([args.snapshot], freeze=True)
         candidate = load_config(args.config)
         baseline = load_config(args.baseline) if args.baseline else None
         with _budget(args) as budget:
@@ -451,7 +451,7 @@ def _race(args: argparse.Namespace) -> int:
     from .engine.runtime.race import RaceOptions, race
 
     named = _race_schedulers(args.scheduler)
-    snapshot = load_paths(args.paths)
+    snapshot = load_paths(args.paths, freeze=True)
     schedulers = [(name, load_config(path)) for name, path in named]
     report = race(snapshot, schedulers, RaceOptions(all_nodes=args.all_nodes))
     if args.format == "json":

@@ -217,6 +217,61 @@ class ClusterState:
         self.changes.append((1, pod, node))
         self.generation += 1
 
+    def add_pods(self, placed: Iterable[tuple[Pod, int]]) -> None:
+        """``add_pod`` for each (pod, node index) in order, with the resources summed per node in
+        arrays: the scheduler cache filled from a snapshot's 150,000 running pods."""
+        with uninterruptible():
+            pod_node = self.pod_node
+            pods = self.pods
+            pods_on = self.pods_on
+            groups = self._groups
+            changes = self.changes
+            nodes: list[int] = []
+            per_resource: dict[str, tuple[list[int], list[int]]] = {}
+            cpu: list[int] = []
+            memory: list[int] = []
+            group_keys: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[str, frozenset[tuple[str, str]]]] = {}
+            for pod, node in placed:
+                uid = pod.uid
+                if uid in pod_node:
+                    raise ValueError(f"pod {pod.key} is already on node {self.names[pod_node[uid]]}")
+                pod_node[uid] = node
+                pods[uid] = pod
+                pods_on[node].append(pod)
+                res = pod.resources
+                for r, v in res.requests.items():
+                    if r == quantity.PODS:
+                        continue
+                    got = per_resource.get(r)
+                    if got is None:
+                        got = per_resource[r] = ([], [])
+                    got[0].append(node)
+                    got[1].append(v)
+                cpu.append(res.nonzero_cpu)
+                memory.append(res.nonzero_memory)
+                nodes.append(node)
+                labels = pod.labels
+                short = (pod.namespace, tuple(labels.items()))
+                gk = group_keys.get(short)
+                if gk is None:
+                    gk = group_keys[short] = (pod.namespace, frozenset(labels.items()))
+                g = groups.get(gk)
+                if g is None:
+                    g = PodGroup(pod.namespace, labels)
+                    groups[gk] = g
+                g.pods.append(pod)
+                g.nodes.append(node)
+                changes.append((1, pod, node))
+            if not nodes:
+                return
+            at = np.asarray(nodes, dtype=np.int64)
+            for r, (where, values) in per_resource.items():
+                np.add.at(self.requested(r), np.asarray(where, dtype=np.int64), np.asarray(values, dtype=np.int64))
+            np.add.at(self.nonzero_cpu, at, np.asarray(cpu, dtype=np.int64))
+            np.add.at(self.nonzero_memory, at, np.asarray(memory, dtype=np.int64))
+            np.add.at(self.pod_count, at, 1)
+            self.generation += len(nodes)
+
     def remove_pod(self, pod: Pod) -> int:
         """Take ``pod`` off its node (NodeInfo.RemovePod); returns the node index it was on."""
         with uninterruptible():

@@ -543,11 +543,12 @@ def _node_affinity(pod: Pod) -> dict[str, Any]:
 
 
 def required_node_affinity(pod: Pod) -> RequiredNodeAffinity:
-    """The pod's RequiredNodeAffinity, parsed once and kept in ``pod.cache``."""
-    r = pod.cache.get(_POD_CACHE_REQUIRED)
+    """The pod's RequiredNodeAffinity, parsed once and kept in ``pod.shared`` (it reads the
+    node selector and the affinity only)."""
+    r = pod.shared.get(_POD_CACHE_REQUIRED)
     if r is None:
         r = RequiredNodeAffinity.from_pod(pod)
-        pod.cache[_POD_CACHE_REQUIRED] = r
+        pod.shared[_POD_CACHE_REQUIRED] = r
     assert isinstance(r, RequiredNodeAffinity)
     return r
 
@@ -630,9 +631,9 @@ class PreferredSchedulingTerms:
 
 
 def pod_preferred_terms(pod: Pod) -> PreferredSchedulingTerms | None:
-    """The pod's preferred node affinity terms (None when it has none), cached in ``pod.cache``."""
-    if _POD_CACHE_PREFERRED in pod.cache:
-        r = pod.cache[_POD_CACHE_PREFERRED]
+    """The pod's preferred node affinity terms (None when it has none), kept in ``pod.shared``."""
+    if _POD_CACHE_PREFERRED in pod.shared:
+        r = pod.shared[_POD_CACHE_PREFERRED]
         assert r is None or isinstance(r, PreferredSchedulingTerms)
         return r
     raw = _node_affinity(pod).get("preferredDuringSchedulingIgnoredDuringExecution")
@@ -643,5 +644,5 @@ def pod_preferred_terms(pod: Pod) -> PreferredSchedulingTerms | None:
             obj=pod.ident,
             field="spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
         )
-    pod.cache[_POD_CACHE_PREFERRED] = out
+    pod.shared[_POD_CACHE_PREFERRED] = out
     return out

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import quantity
 from .errors import InputError
-from .resources import PodResources, compute_pod_resources
+from .resources import PodResources, PodResourcesCache, compute_pod_resources
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -36,6 +36,11 @@ def _list(value: object, obj: str, field: str) -> list[Any]:
 
 def _str_map(value: object, obj: str, field: str) -> dict[str, str]:
     m = _mapping(value, obj, field)
+    for k, v in m.items():
+        if type(k) is not str or type(v) is not str:
+            break
+    else:
+        return dict(m)  # the usual map: strings to strings
     out: dict[str, str] = {}
     for k, v in m.items():
         if not isinstance(k, str):
@@ -50,10 +55,25 @@ def _str_map(value: object, obj: str, field: str) -> dict[str, str]:
     return out
 
 
+_TIMES: dict[str, float] = {}
+_TIMES_LIMIT = 100_000
+
+
 def parse_time(value: object, obj: str, field: str) -> float | None:
     """RFC 3339 timestamp to seconds since the epoch (None when absent)."""
     if value is None or value == "":
         return None
+    if type(value) is str:
+        hit = _TIMES.get(value)
+        if hit is None:
+            hit = _parse_time(value, obj, field)
+            if len(_TIMES) < _TIMES_LIMIT:
+                _TIMES[value] = hit
+        return hit
+    return _parse_time(value, obj, field)
+
+
+def _parse_time(value: object, obj: str, field: str) -> float:
     if isinstance(value, datetime):
         return value.timestamp()
     if not isinstance(value, str):
@@ -198,8 +218,42 @@ class Node(KubeObject):
         return self.meta.labels
 
 
+# The spec sections ``PodTemplates`` groups pods by: ``validation.Validator(share_sections=True)``
+# makes equal ones the same object, so a template is found by the sections' identities.
+TEMPLATE_SECTIONS = ("affinity", "tolerations", "topologySpreadConstraints", "nodeSelector")
+
+
+class PodTemplates:
+    """What the pods of one template share while a snapshot is read: a production cluster's
+    150,000 pods come from a few hundred Deployments, StatefulSets and DaemonSets.
+
+    - ``resources``: the requests are computed once per distinct resources content;
+    - ``shared_for(pod)``: one dict for all pods of a namespace whose ``TEMPLATE_SECTIONS`` are the
+      same objects (``Pod.shared``); plugins keep there what they derive from those sections and the
+      namespace alone (parsed affinity terms, tolerations, node selectors), so it is derived once per
+      template instead of once per pod."""
+
+    def __init__(self) -> None:
+        self.resources = PodResourcesCache()
+        # the sections are kept in the value: an id is only unique while its object lives
+        self._shared: dict[tuple[object, ...], tuple[tuple[object, ...], dict[str, Any]]] = {}
+
+    def shared_for(self, namespace: str, spec: JSON) -> dict[str, Any]:
+        sections = tuple(spec.get(s) for s in TEMPLATE_SECTIONS)
+        key = (namespace, *(id(v) for v in sections))
+        hit = self._shared.get(key)
+        if hit is None:
+            hit = (sections, {})
+            self._shared[key] = hit
+        return hit[1]
+
+
 class Pod(KubeObject):
-    """A Pod with the scheduler-relevant fields resolved."""
+    """A Pod with the scheduler-relevant fields resolved.
+
+    ``cache`` holds what plugins derive from this pod; ``shared`` what they derive from its
+    template's sections and namespace only (``PodTemplates``; a dict of its own when the pod was
+    built alone)."""
 
     __slots__ = (
         "cache",
@@ -213,15 +267,17 @@ class Pod(KubeObject):
         "resources",
         "scheduler_name",
         "scheduling_gates",
+        "shared",
     )
 
-    def __init__(self, raw: JSON, index: int = 0) -> None:
+    def __init__(self, raw: JSON, index: int = 0, templates: PodTemplates | None = None) -> None:
         super().__init__(raw)
         ident = self.ident
         spec = self.spec
         status = _mapping(raw.get("status"), ident, "status")
         self.index = index
         self.cache: dict[str, Any] = {}
+        self.shared: dict[str, Any] = {} if templates is None else templates.shared_for(self.namespace, spec)
         nn = spec.get("nodeName") or ""
         if not isinstance(nn, str):
             raise InputError("must be a string", obj=ident, field="spec.nodeName")
@@ -240,7 +296,11 @@ class Pod(KubeObject):
         for i, g in enumerate(_list(spec.get("schedulingGates"), ident, "spec.schedulingGates")):
             g = _mapping(g, ident, f"spec.schedulingGates[{i}]")
             self.scheduling_gates.append(str(g.get("name", "")))
-        self.resources: PodResources = compute_pod_resources(spec, ident, status)
+        self.resources: PodResources = (
+            compute_pod_resources(spec, ident, status)
+            if templates is None
+            else templates.resources.compute(spec, ident, status)
+        )
 
     @property
     def labels(self) -> dict[str, str]:

@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import quantity
+from .contentkey import content_key
 from .errors import InputError
 
 ResourceList = dict[str, Decimal]
@@ -548,3 +549,92 @@ def compute_pod_resources(
         fit_requests=fit,
         parsed=parsed,
     )
+
+
+def _section_key(value: object) -> bytes | str | None:
+    return None if value is None else content_key(value)
+
+
+def _containers_key(raw: object) -> tuple[object, ...] | None:
+    if raw is None:
+        return ()
+    if type(raw) is not list:
+        return None
+    out: list[object] = []
+    for c in raw:
+        if type(c) is not dict:
+            return None
+        out.append(content_key((c.get("name"), c.get("resources"), c.get("restartPolicy"))))
+    return tuple(out)
+
+
+def _status_key(status: Mapping[str, Any] | None) -> tuple[object, ...] | None:
+    """What ``_parse_status`` reads: the first PodResizePending condition's reason and the
+    containers' reported resources."""
+    if not status:
+        return ()
+    out: list[object] = []
+    conditions = status.get("conditions")
+    if conditions is not None:
+        if type(conditions) is not list:
+            return None
+        for cond in conditions:
+            if type(cond) is not dict:
+                return None
+            if cond.get("type") == "PodResizePending":
+                out.append(("resize", content_key(cond.get("reason"))))
+                break
+    for key in ("containerStatuses", "initContainerStatuses"):
+        statuses = status.get(key)
+        if statuses is None:
+            continue
+        if type(statuses) is not list:
+            return None
+        for cs in statuses:
+            if type(cs) is not dict:
+                return None
+            if cs.get("resources") is not None:
+                out.append(
+                    (
+                        key,
+                        content_key(cs.get("name")),
+                        content_key(cs.get("resources")),
+                        _section_key(cs.get("allocatedResources")),
+                    )
+                )
+    return tuple(out)
+
+
+class PodResourcesCache:
+    """``compute_pod_resources`` once per distinct content: the pods of one template (a
+    Deployment's thousands) share one ``PodResources``, and the readings kept in its ``views``.
+
+    The key is everything the computation reads (each container's name, resources and restart
+    policy, the pod-level resources and overhead, the status' resize condition and reported container
+    resources); a pod whose fields are not of the usual shapes is computed on its own, so its error
+    names it."""
+
+    LIMIT = 100_000
+
+    def __init__(self) -> None:
+        self._hits: dict[tuple[object, ...], PodResources] = {}
+
+    def compute(self, spec: Mapping[str, Any], ident: str, status: Mapping[str, Any] | None) -> PodResources:
+        containers = _containers_key(spec.get("containers"))
+        inits = _containers_key(spec.get("initContainers"))
+        reported = _status_key(status)
+        if containers is None or inits is None or reported is None:
+            return compute_pod_resources(spec, ident, status)
+        key = (
+            containers,
+            inits,
+            _section_key(spec.get("resources")),
+            _section_key(spec.get("overhead")),
+            reported,
+        )
+        hit = self._hits.get(key)
+        if hit is None:
+            hit = compute_pod_resources(spec, ident, status)
+            if len(self._hits) < self.LIMIT:
+                self._hits[key] = hit
+        return hit

@@ -183,11 +183,12 @@ def parse_tolerations(raw: object, ident: str, field: str = "spec.tolerations") 
 
 
 def pod_tolerations(pod: Pod) -> tuple[Toleration, ...]:
-    """The pod's validated tolerations, parsed once and kept in ``pod.cache``."""
-    cached: _PodTaintCache | None = pod.cache.get(_POD_CACHE_KEY)
+    """The pod's validated tolerations, parsed once and kept in ``pod.shared`` (they depend on
+    ``spec.tolerations`` only: the pods of one template parse them once)."""
+    cached: _PodTaintCache | None = pod.shared.get(_POD_CACHE_KEY)
     if cached is None:
         cached = _PodTaintCache(parse_tolerations(pod.spec.get("tolerations"), pod.ident))
-        pod.cache[_POD_CACHE_KEY] = cached
+        pod.shared[_POD_CACHE_KEY] = cached
     return cached.tolerations
 
 
@@ -269,7 +270,7 @@ def taint_groups(cluster: ClusterState) -> TaintGroups:
 
 
 class _PodTaintCache:
-    """What a pod keeps in ``pod.cache['taints']``: its tolerations and per-taint-group answers."""
+    """What a pod keeps in ``pod.shared['taints']``: its tolerations and per-taint-group answers."""
 
     __slots__ = ("answers", "tolerations")
 
@@ -300,7 +301,7 @@ def _counts_for(
         return groups, _group_counts(groups, tolerations, effects, comparison_ops)
     pod = tolerations
     pod_tolerations(pod)
-    cache: _PodTaintCache = pod.cache[_POD_CACHE_KEY]
+    cache: _PodTaintCache = pod.shared[_POD_CACHE_KEY]
     key = (effects, comparison_ops)
     hit = cache.answers.get(key)
     if hit is not None and hit[0] is groups:

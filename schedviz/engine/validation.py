@@ -49,6 +49,7 @@ from typing import Any
 from . import quantity as _quantity
 from .cel import CelCompileError, CelRefused, CelUnsupported, compile_selector
 from .config import is_dns1123_subdomain, is_label_key, is_label_value
+from .contentkey import content_key
 from .errors import InputError
 from .resources import (
     is_extended_resource_name,
@@ -358,7 +359,10 @@ def label_value_msgs(value: str) -> tuple[str, ...]:
 
 
 def dns1123_subdomain_msgs(value: str) -> tuple[str, ...]:
-    """content.IsDNS1123Subdomain."""
+    """content.IsDNS1123Subdomain. A valid name answers without the memo: object names are
+    mostly unique (a pod's generated suffix), so remembering them would only cost memory."""
+    if len(value) <= 253 and value.isascii() and _DNS1123_SUBDOMAIN_RE.fullmatch(value):
+        return ()
     return _memo(_SUBDOMAIN_MEMO, is_dns1123_subdomain, value)
 
 
@@ -484,6 +488,8 @@ def validate_object_meta(raw: JSON, namespaced: bool, name_fn: NameFn, errs: Err
     name = _str(md.get("name")) or ""
     if not name:
         errs.required("metadata.name", "name or generateName is required")
+    elif name_fn is _subdomain and len(name) <= 253 and _DNS1123_SUBDOMAIN_RE.fullmatch(name):
+        pass  # a valid subdomain is a valid path segment too (no '/', '%', and not '.' or '..')
     else:
         for msg in name_fn(name):
             errs.invalid("metadata.name", name, msg)
@@ -1324,6 +1330,29 @@ def _validate_volumes(raw: object, errs: Errs) -> None:
         errs.extend(el)
 
 
+_PLAIN_VOLUME_SOURCES = frozenset(_VOLUME_SOURCES) - {"persistentVolumeClaim", "ephemeral"}
+
+
+def _plain_volumes(raw: object) -> bool:
+    """Whether ``_validate_volumes`` would find nothing, known cheaply: every volume a valid, unique
+    name and one source of a kind it does not look into (the common case: service-account tokens,
+    config maps, secrets, emptyDirs)."""
+    if type(raw) is not list:
+        return False
+    names: set[str] = set()
+    for v in raw:
+        if type(v) is not dict or len(v) != 2:
+            return False
+        name = v.get("name")
+        if type(name) is not str or name in names or len(name) > 63 or not _DNS1123_LABEL_RE.fullmatch(name):
+            return False
+        names.add(name)
+        for k, val in v.items():
+            if k != "name" and (k not in _PLAIN_VOLUME_SOURCES or val is None):
+                return False
+    return True
+
+
 def _validate_ephemeral_references(raw: object, pod_name: str, errs: Errs) -> None:
     """ValidateVolumes: a persistentVolumeClaim volume may not name the PVC of an ephemeral volume."""
     volumes = [v for v in _items(raw) if isinstance(v, dict)]
@@ -1440,6 +1469,29 @@ def _validate_pod_scalars(spec: JSON, errs: Errs) -> None:
         gates.add(name)
 
 
+def _extend_under(errs: Errs, prefix: str, found: Iterable[FieldError]) -> None:
+    if found:
+        errs.extend(e.under(prefix) for e in found)
+
+
+def _plain_pod_scalars(spec: JSON) -> bool:
+    """Whether ``_validate_pod_scalars`` would find nothing, known cheaply for the usual pod: a
+    valid node name (or none), no priority class or gates, a known preemption policy and an int32
+    priority."""
+    node_name = spec.get("nodeName")
+    if node_name is not None and (
+        type(node_name) is not str or len(node_name) > 253 or not _DNS1123_SUBDOMAIN_RE.fullmatch(node_name)
+    ):
+        return False
+    if spec.get("priorityClassName") or spec.get("schedulingGates"):
+        return False
+    policy = spec.get("preemptionPolicy")
+    if policy is not None and (type(policy) is not str or policy not in _PREEMPTION_POLICIES):
+        return False
+    prio = spec.get("priority")
+    return prio is None or (type(prio) is int and -(2**31) <= prio < 2**31)
+
+
 def _container_key(raw: object) -> object:
     """What the validation of containers reads (not env, probes, volume mounts, which differ per
     pod in a dense dump, e.g. the kube-api-access-xxxxx mount)."""
@@ -1457,14 +1509,34 @@ class Validator:
 
     CACHE_LIMIT = 50_000
 
-    def __init__(self) -> None:
-        self._cache: dict[tuple[str, str], tuple[FieldError, ...]] = {}
+    def __init__(self, *, share_sections: bool = False) -> None:
+        """``share_sections``: a pod's affinity, tolerations, spread constraints and node selector
+        are replaced by the first equal one seen (the validated object is changed), so that the
+        thousands of pods of one template hold one copy, and what the plugins derive from a section
+        can be kept with it (``objects.Pod.shared``)."""
+        self._cache: dict[tuple[str, bytes | str], tuple[FieldError, ...]] = {}
+        self._share = share_sections
+        self._canonical: dict[tuple[str, bytes | str], Any] = {}
 
     # ----- the cache --------------------------------------------------------------------------------
-    def _cached(self, section: str, key_value: Any, fn: Callable[[Errs], None]) -> tuple[FieldError, ...]:
-        # repr of decoded JSON values: distinct for distinct content (1, "1" and True differ), and
-        # about twice as fast as json.dumps
-        key = (section, repr(key_value))
+    def _section(self, spec: JSON, section: str) -> bytes | str:
+        """The key of ``spec[section]`` (``contentkey``); with ``share_sections``, the section
+        becomes the first equal one seen."""
+        value = spec[section]
+        key = content_key(value)
+        if self._share:
+            canon = self._canonical.get((section, key))
+            if canon is None:
+                if len(self._canonical) < self.CACHE_LIMIT:
+                    self._canonical[(section, key)] = value
+            elif canon is not value:
+                spec[section] = canon
+        return key
+
+    def _cached(
+        self, section: str, key_value: Any, fn: Callable[[Errs], None], *, key_text: bytes | str | None = None
+    ) -> tuple[FieldError, ...]:
+        key = (section, content_key(key_value) if key_text is None else key_text)
         hit = self._cache.get(key)
         if hit is None:
             sub = Errs()
@@ -1493,52 +1565,64 @@ class Validator:
         spec = _map(obj.get("spec"))
         annotations = _map(_map(obj.get("metadata")).get("annotations"))
         vols = spec.get("volumes")
-        if vols is not None:  # not cached: volume names differ per pod (kube-api-access-xxxxx)
+        if vols is not None and not _plain_volumes(vols):
+            # not cached: volume names differ per pod (kube-api-access-xxxxx)
             sub = Errs()
             _validate_volumes(vols, sub)
-            errs.extend(e.under("spec.volumes") for e in sub)
+            _extend_under(errs, "spec.volumes", sub)
             _validate_ephemeral_references(vols, _str(_map(obj.get("metadata")).get("name")) or "", errs)
+        claims = spec.get("resourceClaims")
         key = (
             _container_key(spec.get("containers")),
             _container_key(spec.get("initContainers")),
             spec.get("resources"),
             spec.get("overhead"),
-            spec.get("resourceClaims"),
+            claims,
             spec.get("hostNetwork"),
-            _MIRROR_POD_ANNOTATION in annotations if spec.get("resourceClaims") else False,
+            _MIRROR_POD_ANNOTATION in annotations if claims else False,
         )
-        errs.extend(
-            e.under("spec")
-            for e in self._cached(
-                "containers", key, lambda s: _validate_containers_section(spec, annotations, s)
-            )
+        _extend_under(
+            errs,
+            "spec",
+            self._cached("containers", key, lambda s: _validate_containers_section(spec, annotations, s)),
         )
         node_selector = spec.get("nodeSelector")
         if node_selector:
+            if self._share and isinstance(node_selector, dict):
+                self._section(spec, "nodeSelector")
             validate_labels(node_selector, "spec.nodeSelector", errs)
         affinity = spec.get("affinity")
         if isinstance(affinity, dict) and affinity:
-            errs.extend(
-                e.under("spec.affinity")
-                for e in self._cached("affinity", affinity, lambda s: validate_affinity(affinity, s))
+            key_text = self._section(spec, "affinity")
+            _extend_under(
+                errs,
+                "spec.affinity",
+                self._cached("affinity", None, lambda s: validate_affinity(affinity, s), key_text=key_text),
             )
         tsc = spec.get("topologySpreadConstraints")
         if tsc:
-            errs.extend(
-                e.under("spec.topologySpreadConstraints")
-                for e in self._cached("tsc", tsc, lambda s: validate_topology_spread_constraints(tsc, s))
+            key_text = self._section(spec, "topologySpreadConstraints")
+            _extend_under(
+                errs,
+                "spec.topologySpreadConstraints",
+                self._cached(
+                    "tsc", None, lambda s: validate_topology_spread_constraints(tsc, s), key_text=key_text
+                ),
             )
         tolerations = spec.get("tolerations")
         if tolerations:
-            errs.extend(
-                e.under("spec.tolerations")
-                for e in self._cached(
-                    "tolerations", tolerations, lambda s: validate_tolerations(tolerations, s)
-                )
+            key_text = self._section(spec, "tolerations")
+            _extend_under(
+                errs,
+                "spec.tolerations",
+                self._cached(
+                    "tolerations", None, lambda s: validate_tolerations(tolerations, s), key_text=key_text
+                ),
             )
-        sub = Errs()
-        _validate_pod_scalars(spec, sub)
-        errs.extend(e.under("spec") for e in sub)
+        if not _plain_pod_scalars(spec):
+            sub = Errs()
+            _validate_pod_scalars(spec, sub)
+            _extend_under(errs, "spec", sub)
 
     def node(self, obj: JSON, errs: Errs) -> None:
         """ValidateNode: name, labels, taints, capacity and allocatable quantities."""

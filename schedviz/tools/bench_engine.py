@@ -206,7 +206,7 @@ def measure_dense(path: str, num_pods: int, all_nodes: bool) -> dict[str, Any]:
     """Load the dump at ``path``, build the replay and run it, in this process; the full trace is
     kept in memory."""
     t0 = time.perf_counter()
-    snap = load_paths([path])
+    snap = load_paths([path], freeze=True)  # as `schedviz replay` reads it
     total = len(snap.pods)
     load = _phase(time.perf_counter() - t0, total)
     t0 = time.perf_counter()

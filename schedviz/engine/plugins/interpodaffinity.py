@@ -297,10 +297,12 @@ class PodTerms:
 
 
 def pod_terms(pod: Pod) -> PodTerms:
-    t = pod.cache.get(_POD_CACHE)
+    """The pod's parsed terms, kept in ``pod.shared``: they depend on the affinity and the namespace
+    only, so the pods of one template parse them once."""
+    t = pod.shared.get(_POD_CACHE)
     if t is None:
         t = PodTerms(pod)
-        pod.cache[_POD_CACHE] = t
+        pod.shared[_POD_CACHE] = t
     assert isinstance(t, PodTerms)
     return t
 
