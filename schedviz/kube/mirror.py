@@ -17,6 +17,10 @@ Reflectors (``watch.py``) feed it: ``replace`` with a full list (the first one, 
   resourceVersion is newer than ``rv``, which came in earlier on another stream (kube-apiserver's
   resourceVersions are etcd revisions: one order across kinds; opaque strings are left alone).
 
+A checkpoint holds the stores and their resourceVersions and, when asked, the changes still
+needed to rebuild the state before given decisions (``checkpoint(keep_seq, keep_rv)``): ``restore``
+puts them back in the changelog.
+
 Objects are kept as the API server sent them with ``apiVersion``/``kind`` set and
 ``metadata.managedFields`` dropped; they are never changed in place, so the store and the
 changelog share them.

@@ -13,14 +13,18 @@
 3. when the stream ends (the server's timeout) or goes quiet for ``Timing.read_timeout``: watch
    again from the last resourceVersion at once; on a network error (refused, reset, cut mid-stream,
    TLS) or a 5xx/429: watch again from the last resourceVersion after an exponential backoff with
-   jitter, which an API-server restart is to the client; on ``410 Gone`` (an ``ERROR`` event with a
-   ``Status`` of code 410, or HTTP 410, also for an expired ``continue``): list again;
+   jitter, which an API-server restart is to the client (the backoff starts afresh as soon as a
+   watch delivers an event again); on ``410 Gone`` (an ``ERROR`` event with a ``Status`` of code
+   410, or HTTP 410, also for an expired ``continue``): list again;
 4. a 401 (bad credentials) or a 403/404 of a required kind is an error that is retried with the
    longest backoff and shown in the health; an optional kind that the cluster does not serve (a CRD
    not installed) or the credentials may not read is ``unavailable`` and checked again now and then.
 
-``WatchHealth`` is what the API shows for each stream. Nothing here writes to the cluster: list and
-watch are the only calls.
+``WatchHealth`` is what the API shows for each stream; ``Reflector.quiet_for`` says how long the
+watch has waited on the server with everything received handed to the mirror (a quiet kind's
+resourceVersion does not move on: being that quiet is how it shows it has caught up), and a list
+passes the server's clock (its ``Date`` header) to the mirror. Nothing here writes to the cluster:
+list and watch are the only calls.
 """
 
 from __future__ import annotations
