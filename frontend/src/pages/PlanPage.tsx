@@ -121,6 +121,14 @@ export function PodLinks({ replay, pod }: { replay: PlanReplay | undefined; pod:
     const page = await api.get<Page<{ seq: number }>>(`/api/v1/replays/${replay!.replay}/cycles/${qs({ pod })}`, { signal });
     return page.results.length ? page.results[page.results.length - 1].seq : null;
   });
+  const { reload } = seq;
+  const waiting = replay !== undefined && seq.data === null;
+  useEffect(() => {
+    // the plan's replay may still be running: look again until its cycle is stored
+    if (!waiting || seq.loading) return;
+    const t = setTimeout(reload, 2000);
+    return () => clearTimeout(t);
+  }, [waiting, reload, seq.loading]);
   if (!replay) return <span className="small muted">(not replayed)</span>;
   return (
     <span className="row" style={{ gap: 8 }}>
