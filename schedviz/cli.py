@@ -394,16 +394,29 @@ def _plan_options(p: argparse.ArgumentParser) -> None:
 
 
 def _import_cluster(args: argparse.Namespace) -> int:
-    from .kube.reader import read_cluster_report
+    import tempfile
 
-    read = read_cluster_report(args.kubeconfig, args.context, args.namespace)
-    for kind, why in sorted(read.skipped.items()):
-        print(f"schedviz: skipped {kind}: {why}", file=sys.stderr)
-    doc = {"apiVersion": "v1", "kind": "List", "items": read.objects}
-    if args.output:
-        Path(args.output).write_text(json.dumps(doc))
-        print(f"wrote {len(read.objects)} objects to {args.output}")
-        return 0
+    from .kube.reader import write_cluster
+
+    # the cluster goes to a file page by page, then is read from it as a stream: memory holds a page
+    target = Path(args.output) if args.output else None
+    with (
+        target.open("w+", encoding="utf-8") if target else tempfile.TemporaryFile("w+", encoding="utf-8")
+    ) as out:
+        read = write_cluster(args.kubeconfig, out, args.context, args.namespace, page_size=args.page_size)
+        for kind, why in sorted(read.skipped.items()):
+            print(f"schedviz: skipped {kind}: {why}", file=sys.stderr)
+        written = sum(read.counts.values())
+        if target is not None:
+            print(f"wrote {written} objects to {target}")
+            return 0
+        size = out.tell()
+        out.flush()
+        out.seek(0)
+        return _store_cluster(args, read.server, out.buffer, size)
+
+
+def _store_cluster(args: argparse.Namespace, server: str, data: Any, size: int) -> int:
     import os
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "schedviz.settings")
@@ -413,8 +426,8 @@ def _import_cluster(args: argparse.Namespace) -> int:
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    from .ingestion.parsing import UploadError, parse_objects
-    from .ingestion.services import store_parsed
+    from .ingestion.parsing import UploadError
+    from .ingestion.services import store_stream
 
     call_command("migrate", interactive=False, verbosity=0, run_syncdb=False)
     username = args.user or "demo"
@@ -422,10 +435,10 @@ def _import_cluster(args: argparse.Namespace) -> int:
     if user is None:
         print(f"schedviz: error: no user {username!r} (create it first, e.g. manage.py createsuperuser)", file=sys.stderr)
         return 2
-    name = args.name or f"{read.server or 'cluster'} ({args.context or 'current context'})"
+    name = args.name or f"{server or 'cluster'} ({args.context or 'current context'})"
+    chunks = iter(lambda: data.read(1 << 20), b"")
     try:
-        parsed = parse_objects(read.objects, source=read.server or "cluster")
-        snap, created = store_parsed(user, parsed, name=name, config=None, size=len(json.dumps(doc)))
+        snap, created = store_stream(user, chunks, server or "cluster", name=name, size=size, source_format="live")
     except UploadError as exc:
         print(f"schedviz: error: {exc}", file=sys.stderr)
         return 2
@@ -609,6 +622,9 @@ def build_parser() -> argparse.ArgumentParser:
     ic.add_argument("--user", default="", help="owner of the snapshot (default: the demo user)")
     ic.add_argument("--name", default="", help="snapshot name")
     ic.add_argument("--output", help="write the objects to this file instead of storing a snapshot")
+    ic.add_argument(
+        "--page-size", type=int, default=500, metavar="N", help="objects per list request (limit/continue; default 500)"
+    )
     ic.set_defaults(func=_import_cluster)
     sv = sub.add_parser("serve", help="start the web application (ASGI server)")
     sv.add_argument("--host", default="127.0.0.1")

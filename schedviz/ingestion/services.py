@@ -306,3 +306,54 @@ def _duplicate(snap: Snapshot, existing: Snapshot) -> None:
         },
         duplicate_of=existing.pk,
     )
+
+
+def store_stream(
+    owner: Any,
+    chunks: Iterable[bytes],
+    filename: str,
+    *,
+    name: str,
+    size: int = 0,
+    source_format: str = "",
+    limits: Limits | None = None,
+) -> tuple[Snapshot, bool]:
+    """Read manifests as a stream here and now (``import-cluster`` after writing a cluster to a file),
+    and store them, or return the identical snapshot; (snapshot, created). Raises UploadError."""
+    streamed = parse_stream(chunks, filename, limits or Limits.from_env(), total=size)
+    problems = outbound_extenders.path_problems(streamed.config)
+    if problems:
+        raise UploadError.from_messages("KubeSchedulerConfiguration", problems)
+    existing = (
+        Snapshot.objects.filter(owner=owner, content_hash=streamed.content_hash, status=Snapshot.Status.READY)
+        .defer(*BLOBS)
+        .first()
+    )
+    if existing is not None:
+        return existing, False
+    counts = streamed.summary_counts
+    snap = Snapshot(
+        owner=owner,
+        name=name or filename,
+        content_hash=streamed.content_hash,
+        source_format=source_format or streamed.format,
+        size_bytes=size,
+        node_count=int(counts.get("nodes", 0)),
+        pod_count=int(counts.get("pods", 0)),
+        pending_count=int(counts.get("pending", 0)),
+        kinds=streamed.kinds,
+        ignored=streamed.ignored,
+        config=streamed.config,
+        objects_blob=streamed.objects_blob,
+        summary_blob=streamed.summary_blob,
+        objects_parsed=sum(streamed.kinds.values()) + sum(streamed.ignored.values()),
+        bytes_read=size,
+    )
+    try:
+        with transaction.atomic():
+            snap.save()
+    except IntegrityError:
+        return Snapshot.objects.defer(*BLOBS).get(
+            owner=owner, content_hash=streamed.content_hash, status=Snapshot.Status.READY
+        ), False
+    return snap, True

@@ -426,7 +426,7 @@ class _JsonStream:
     def _value(self, item: str, bound: int) -> tuple[Any, int, int]:
         """Decode the value at the cursor; (value, start, end) in the buffer. Reads more as needed."""
         start = self.pos
-        scan = self.strict.scan_once
+        scan = self.strict.scan_once  # type: ignore[attr-defined]
         while True:
             try:
                 try:

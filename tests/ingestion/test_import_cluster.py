@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
@@ -94,3 +95,24 @@ def test_reimport_ignores_what_changes_without_a_scheduling_difference(
     stamp(2)
     assert main(["import-cluster", "--kubeconfig", config, "--user", "alice"]) == 0
     assert Snapshot.objects.count() == 1
+
+
+def test_import_reads_pages_of_the_size_asked_and_stores_what_an_upload_would(
+    fake_cluster: FakeApiServer, tmp_path: Path, alice: User, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from schedviz.ingestion.parsing import parse_objects
+    from schedviz.kube.reader import read_cluster
+
+    config = kubeconfig(tmp_path, fake_cluster.url)
+    out = tmp_path / "cluster.json"
+    assert main(["import-cluster", "--kubeconfig", config, "--output", str(out), "--page-size", "2"]) == 0
+    assert "wrote 13 objects to" in capsys.readouterr().out
+    pod_queries = [q for p, q in fake_cluster.requests if p == "/api/v1/pods"]
+    assert len(pod_queries) == 3 and all(q["limit"] == ["2"] for q in pod_queries)
+    objects = read_cluster(config)
+    assert json.loads(out.read_text())["items"] == objects
+    # stored: the content hash an upload of the same objects gets
+    assert main(["import-cluster", "--kubeconfig", config, "--user", "alice", "--page-size", "3"]) == 0
+    snap = Snapshot.objects.get()
+    assert snap.content_hash == parse_objects(objects).content_hash
+    assert snap.source_format == "live" and snap.status == "ready" and snap.node_count == 2

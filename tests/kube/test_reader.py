@@ -3,9 +3,11 @@ canned list responses."""
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import threading
+import tracemalloc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,7 +20,14 @@ import yaml
 
 from schedviz.ingestion.parsing import Limits, parse_objects
 from schedviz.ingestion.summary import summarize
-from schedviz.kube.reader import RESOURCES, ClusterReadError, read_cluster, read_cluster_report
+from schedviz.kube.reader import (
+    MAX_RESTARTS,
+    RESOURCES,
+    ClusterReadError,
+    read_cluster,
+    read_cluster_report,
+    write_cluster,
+)
 from tests.engine.builders import node, pod
 
 TOKEN = "test-token-123"
@@ -42,6 +51,8 @@ class FakeApiServer:
     status: dict[str, int] = field(default_factory=dict)  # path -> forced HTTP status
     requests: list[tuple[str, dict[str, list[str]]]] = field(default_factory=list)
     auth: list[str] = field(default_factory=list)
+    # path -> how many continued list requests to answer 410 Expired (a compacted revision)
+    expire: dict[str, int] = field(default_factory=dict)
     url: str = ""
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
@@ -60,6 +71,19 @@ class FakeApiServer:
                     )
                 elif url.path in server.singles:
                     self._send(200, server.singles[url.path])
+                elif url.path in server.routes and "continue" in query and server.expire.get(url.path, 0) > 0:
+                    server.expire[url.path] -= 1
+                    self._send(
+                        410,
+                        {
+                            "kind": "Status",
+                            "status": "Failure",
+                            "message": "The provided continue parameter is too old to display a consistent list "
+                            "result. You can start a new list without the continue parameter.",
+                            "reason": "Expired",
+                            "code": 410,
+                        },
+                    )
                 elif url.path in server.routes:
                     items = server.routes[url.path]
                     start = int(query.get("continue", ["0"])[0])
@@ -294,3 +318,54 @@ def test_malformed_list_responses(api: FakeApiServer, tmp_path: Path) -> None:
         ClusterReadError, match="listing Node objects: the API server returned a non-object item"
     ):
         read_cluster(kubeconfig(tmp_path, api.url))
+
+
+def test_an_expired_continue_token_restarts_that_kinds_list(api: FakeApiServer, tmp_path: Path) -> None:
+    populate(api)
+    api.expire["/api/v1/pods"] = 2  # the 2nd page's token expires; then again on the retry
+    report = read_cluster_report(kubeconfig(tmp_path, api.url), page_size=2)
+    pods = [o["metadata"]["name"] for o in report.objects if o["kind"] == "Pod"]
+    assert pods == ["p0", "p1", "p2", "done", "failed"]  # each once, in order
+    assert report.counts["Pod"] == 5
+    pod_queries = [q.get("continue") for p, q in api.requests if p == "/api/v1/pods"]
+    # first page, 410, first page again, 410, then the whole list
+    assert pod_queries == [None, ["2"], None, ["2"], None, ["2"], ["4"]]
+    # written to a file, the same objects, nothing twice
+    api.expire["/api/v1/pods"] = 1
+    out = io.StringIO()
+    written = write_cluster(kubeconfig(tmp_path, api.url), out, page_size=2)
+    doc = json.loads(out.getvalue())
+    assert doc["kind"] == "List" and doc["items"] == report.objects
+    assert written.counts == report.counts and written.objects == []
+
+
+def test_a_token_that_keeps_expiring_fails_the_read(api: FakeApiServer, tmp_path: Path) -> None:
+    populate(api)
+    api.expire["/api/v1/pods"] = MAX_RESTARTS + 1
+    with pytest.raises(ClusterReadError, match="listing Pod objects: the continue token expired 6 times"):
+        read_cluster(kubeconfig(tmp_path, api.url), page_size=2)
+
+
+def test_writing_a_large_cluster_holds_one_page(api: FakeApiServer, tmp_path: Path) -> None:
+    """20,000 pods listed 500 at a time: writing them to a file holds about a page, not the cluster."""
+    populate(api)
+    api.routes["/api/v1/pods"] = [
+        strip_type(pod(f"p{i}", node_name="a", cpu="10m", labels={"app": f"a{i % 50}", "pad": "x" * 60}))
+        for i in range(20_000)
+    ]
+    path = kubeconfig(tmp_path, api.url)
+    tracemalloc.start()
+    try:
+        with (tmp_path / "out.json").open("w") as out:
+            write_cluster(path, out)
+        _, written_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        in_memory = read_cluster(path)
+        _, listed_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(in_memory) > 20_000
+    assert json.loads((tmp_path / "out.json").read_text())["items"] == in_memory
+    # the whole list in memory takes tens of MiB; the file writer a few (a page, and the server's answer)
+    assert listed_peak > 20 * 1024 * 1024
+    assert written_peak < listed_peak / 4, (written_peak, listed_peak)
