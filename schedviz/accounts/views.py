@@ -3,6 +3,7 @@ API tokens endpoints (``/api/v1/tokens/``)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.contrib import admin
@@ -27,6 +28,14 @@ class SignInView(auth_views.LoginView):
     """``/accounts/login/``: the form says when sign-in is paused (the middleware makes it a 429)."""
 
     authentication_form = SignInForm
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        # `schedviz serve --demo` sets it: the page offers the demo account it created
+        user, sep, password = os.environ.get("SCHEDVIZ_DEMO_ACCOUNT", "").partition(":")
+        if user and sep:
+            context["demo"] = {"user": user, "password": password}
+        return context
 
 
 class PasswordChangeView(auth_views.PasswordChangeView):

@@ -21,6 +21,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, demo: bool = False, migrate
         from schedviz.replays.demo import DEMO_PASSWORD, DEMO_USER, load_sample
 
         _, replay = load_sample()
+        os.environ["SCHEDVIZ_DEMO_ACCOUNT"] = f"{DEMO_USER}:{DEMO_PASSWORD}"  # offered on the sign-in page
         print(f"SchedViz: sample cluster loaded (replay {replay.pk}).")
         print(f"SchedViz: sign in as {DEMO_USER} / {DEMO_PASSWORD}")
     print(f"SchedViz: http://{host}:{port}/  (database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}, "

@@ -255,3 +255,21 @@ def test_start_a_replay_with_a_name_and_a_preemption_mode_then_pick_it_to_compar
     expect(option).to_contain_text("dry-run what-if · snapshot's or default configuration · sampled, preemption dry-run")
     a_text = page.locator("label:has-text('A: the reference') select option:checked").inner_text()
     assert "every node" in a_text and "preemption dry-run" not in a_text
+
+
+def test_the_sign_in_page_says_what_schedviz_is_and_offers_the_demo(browser: Any, server: str, shot: Shot) -> None:
+    for width, height in SIZES:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        try:
+            pg = context.new_page()
+            pg.goto(f"{server}/accounts/login/?next=/replays")
+            expect(pg.locator("p.about")).to_contain_text("why a pod landed where it did, why another is still Pending")
+            demo = pg.get_by_role("form", name="Try the demo")
+            expect(demo).to_contain_text("sign in as demo / demo")
+            shot(pg, f"ux-sign-in-{width}", full_page=False)
+            with pg.expect_navigation():
+                demo.get_by_role("button", name="Try the demo").click()
+            assert pg.url.endswith("/replays"), pg.url
+            expect(pg.get_by_role("heading", level=1)).to_have_text("Replays")
+        finally:
+            context.close()

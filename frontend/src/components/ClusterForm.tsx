@@ -3,6 +3,7 @@ import { ApiError, api } from "../api/client";
 import { clustersUrl, type KubeContexts, type LiveCluster } from "../api/live";
 import { formatSize } from "../lib/format";
 import { DropZone } from "./DropZone";
+import "./ClusterForm.css";
 
 type Source = "kubeconfig" | "path" | "in-cluster";
 type ConfigSource = "default" | "uploaded" | "configmap";

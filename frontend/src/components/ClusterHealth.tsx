@@ -11,10 +11,19 @@ export function unixTime(ts: number | null | undefined): string {
   return sameDay ? d.toLocaleTimeString(undefined, { hourCycle: "h23" }) : d.toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium", hourCycle: "h23" });
 }
 
+/**
+ * A watch whose resourceVersion the API server no longer keeps gets 410 Gone and lists again: routine
+ * (etcd compaction), not a failure, once the stream is back to listing or watching.
+ */
+export function isRoutineRelist(s: Pick<StreamHealth, "lastError" | "state">): boolean {
+  return !!s.lastError && /\b410 Gone\b/.test(s.lastError) && (s.state === "watching" || s.state === "listing" || s.state === "starting");
+}
+
 function StreamRows({ s }: { s: StreamHealth }) {
+  const routine = isRoutineRelist(s);
   return (
     <>
-      <tr data-stream={s.stream} className={s.lastError ? "has-error" : undefined}>
+      <tr data-stream={s.stream} className={s.lastError && !routine ? "has-error" : undefined}>
         <td className="ellipsis" title={`${s.stream}${s.resourceVersion ? ` (resourceVersion ${s.resourceVersion})` : ""}`}>
           {s.stream}
         </td>
@@ -44,7 +53,16 @@ function StreamRows({ s }: { s: StreamHealth }) {
           {s.reconnects}
         </td>
       </tr>
-      {s.lastError ? (
+      {s.lastError && routine ? (
+        <tr className="stream-note" data-routine="true">
+          <td colSpan={6} title={`${unixTime(s.lastErrorAt)}: ${s.lastError}`}>
+            <span className="small muted" data-col="last-error">
+              {unixTime(s.lastErrorAt)}: routine relist: the watch&apos;s resourceVersion had expired (410 Gone), so the stream listed again
+              {s.expired > 1 ? ` (${s.expired} times so far)` : ""}
+            </span>
+          </td>
+        </tr>
+      ) : s.lastError ? (
         <tr className={`stream-error${s.state === "watching" ? " recovered" : ""}`}>
           <td colSpan={6} title={`${unixTime(s.lastErrorAt)}: ${s.lastError}`}>
             <span className="small" data-col="last-error">
