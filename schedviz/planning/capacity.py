@@ -338,6 +338,7 @@ def _fill(
     placed: list[tuple[tuple[int, int], tuple[str, str]]] = []
     replayed: set[int] = set()
     for rec in rp.cycles():
+        rp.trace.cycles.clear()  # the answer needs no record but the stop's: memory stays flat
         if rec.kind != "Scheduling":
             continue
         i = keys.get(rec.pod)

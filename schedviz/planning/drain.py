@@ -350,6 +350,7 @@ def drain(
     rp = Replay(plan, config, ReplayOptions(all_nodes=all_nodes))
     others: dict[str, dict[str, Any]] = {}
     for rec in rp.cycles():
+        rp.trace.cycles.clear()  # what the answer needs is copied out of each record
         if rec.kind != "Scheduling":
             continue
         back = replacement_of.get(rec.pod)
