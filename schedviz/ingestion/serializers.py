@@ -29,6 +29,7 @@ class SnapshotSerializer(serializers.ModelSerializer[Snapshot]):
             "config",
             "team",
             "status",
+            "upload_name",
             "progress",
             "error",
             "duplicate_of",

@@ -78,3 +78,66 @@ describe("upload errors", () => {
     expect(screen.getByRole("alert")).toHaveTextContent("The server could not be reached.");
   });
 });
+
+describe("uploads of real size (202: read on the server)", () => {
+  const base = { id: "big", name: "prod", size_bytes: 40_000_000, upload_name: "prod.json.gz" };
+  const progress = (read: number, objects: number) => ({ bytesRead: read, bytesTotal: 40_000_000, objectsParsed: objects });
+
+  it("shows the bytes read and objects parsed until the snapshot is ready", async () => {
+    const ready = { ...base, status: "ready", progress: progress(40_000_000, 155_000) };
+    const fetchMock = vi
+      .fn()
+      .mockResolvedValueOnce(jsonResponse(202, { ...base, status: "pending", progress: progress(0, 0) }))
+      .mockResolvedValueOnce(jsonResponse(200, { ...base, status: "parsing", progress: progress(12_582_912, 52_300) }))
+      .mockResolvedValueOnce(jsonResponse(200, ready));
+    vi.stubGlobal("fetch", fetchMock);
+    const user = userEvent.setup();
+    const onUploaded = vi.fn();
+    render(<UploadForm onUploaded={onUploaded} />);
+    await user.upload(screen.getByTestId("file-input"), new File(["x"], "prod.json.gz"));
+    const status = await screen.findByTestId("upload-progress");
+    await vi.waitFor(() => expect(status).toHaveTextContent("Reading prod.json.gz — 12 MB of 38.1 MB read, 52,300 objects"));
+    expect(within(status).getByRole("progressbar")).toHaveAttribute("aria-valuenow", "31");
+    await vi.waitFor(() => expect(onUploaded).toHaveBeenCalledWith(ready, true), { timeout: 3000 });
+    expect(fetchMock.mock.calls.map((c) => c[0])).toEqual(["/api/v1/snapshots/", "/api/v1/snapshots/big/", "/api/v1/snapshots/big/"]);
+  });
+
+  it("lists the problems of an upload that failed", async () => {
+    const failed = {
+      ...base,
+      status: "failed",
+      progress: progress(20_000_000, 0),
+      duplicate_of: null,
+      error: {
+        message: "invalid upload: prod.json.gz: truncated gzip stream",
+        problems: [{ document: "prod.json.gz", object: "", field: "", message: "truncated gzip stream: the upload is cut short" }],
+      },
+    };
+    vi.stubGlobal("fetch", vi.fn().mockResolvedValueOnce(jsonResponse(202, { ...base, status: "pending" })).mockResolvedValueOnce(jsonResponse(200, failed)));
+    const user = userEvent.setup();
+    const onUploaded = vi.fn();
+    render(<UploadForm onUploaded={onUploaded} />);
+    await user.upload(screen.getByTestId("file-input"), new File(["x"], "prod.json.gz"));
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("1 problem in 1 document. Nothing was stored.");
+    expect(alert).toHaveTextContent("truncated gzip stream: the upload is cut short");
+    expect(onUploaded).not.toHaveBeenCalled();
+  });
+
+  it("opens the snapshot already holding the same cluster", async () => {
+    const dup = { ...base, status: "failed", duplicate_of: "old", error: { message: "already stored", problems: [] } };
+    const fetchMock = vi
+      .fn()
+      .mockResolvedValueOnce(jsonResponse(202, { ...base, status: "pending" }))
+      .mockResolvedValueOnce(jsonResponse(200, dup))
+      .mockResolvedValueOnce(new Response(null, { status: 204 }));
+    vi.stubGlobal("fetch", fetchMock);
+    const user = userEvent.setup();
+    const onUploaded = vi.fn();
+    render(<UploadForm onUploaded={onUploaded} />);
+    await user.upload(screen.getByTestId("file-input"), new File(["x"], "prod.json.gz"));
+    await vi.waitFor(() => expect(onUploaded).toHaveBeenCalledWith({ ...dup, id: "old" }, false));
+    expect(fetchMock.mock.calls[2][0]).toBe("/api/v1/snapshots/big/");
+    expect(fetchMock.mock.calls[2][1].method).toBe("DELETE");
+  });
+});

@@ -1,5 +1,5 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { Link, useLocation, useNavigate, useParams } from "react-router-dom";
 import { api, ApiError, fetchAll } from "../api/client";
 import type { Configuration, Replay, Snapshot, SnapshotNode, SnapshotPod } from "../api/types";
@@ -8,7 +8,9 @@ import { StatusBadge } from "../components/Badges";
 import { ProgressBar, UsageBar } from "../components/Bars";
 import { Async, Empty, ErrorView, Loading } from "../components/Feedback";
 import { UploadProblems } from "../components/Problems";
+import { UploadProgressView } from "../components/UploadProgress";
 import { formatAmount, formatDate, formatSize, plural, resourceLabel } from "../lib/format";
+import { type SnapshotState, failureError, followSnapshot, isReading } from "../lib/uploads";
 
 const BASE = ["cpu", "memory", "pods"];
 const STANDARD = new Set(["cpu", "memory", "pods", "ephemeral-storage"]);
@@ -376,7 +378,43 @@ function SnapshotReplays({ snapshotId }: { snapshotId: string }) {
   );
 }
 
+/** A snapshot's page; while its upload is being read on the server, its progress (then the page). */
 export function SnapshotPage() {
+  const { id = "" } = useParams();
+  const snap = useApi<SnapshotState>(`/api/v1/snapshots/${id}/`);
+  const [state, setState] = useState<SnapshotState | null>(null);
+  const first = snap.data;
+  useEffect(() => {
+    if (!first || !isReading(first)) return;
+    const ctrl = new AbortController();
+    followSnapshot(first.id, setState, { signal: ctrl.signal }).catch(() => undefined);
+    return () => ctrl.abort();
+  }, [first]);
+  if (snap.error) return <ErrorView error={snap.error} title="Could not load the snapshot" onRetry={snap.reload} />;
+  if (!first) return <Loading label="Loading the snapshot…" />;
+  const s = state ?? first;
+  if (s.status === "ready" || s.status === undefined) return <StoredSnapshotPage key={id} />;
+  return (
+    <div className="stack">
+      <div className="page-head">
+        <div className="grow">
+          <div className="crumbs">
+            <Link to="/snapshots">Snapshots</Link> /
+          </div>
+          <h1>{s.name || s.id}</h1>
+          <p className="muted small">
+            {s.upload_name || ""} {formatSize(s.size_bytes)} · uploaded {formatDate(s.created)}
+          </p>
+        </div>
+      </div>
+      <section className="panel">
+        {isReading(s) ? <UploadProgressView snapshot={s} /> : <UploadProblems error={failureError(s)} />}
+      </section>
+    </div>
+  );
+}
+
+function StoredSnapshotPage() {
   const { id = "" } = useParams();
   const location = useLocation();
   const snap = useApi<Snapshot>(`/api/v1/snapshots/${id}/`);

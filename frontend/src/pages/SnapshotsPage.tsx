@@ -6,28 +6,45 @@ import { useLoader } from "../api/useApi";
 import { DropZone } from "../components/DropZone";
 import { Async, Empty, ErrorView } from "../components/Feedback";
 import { UploadProblems } from "../components/Problems";
+import { UploadProgressView } from "../components/UploadProgress";
 import { formatDate, formatSize } from "../lib/format";
+import { type SnapshotState, failureError, followSnapshot, isReading } from "../lib/uploads";
 
 export function UploadForm({ onUploaded }: { onUploaded: (s: Snapshot, created: boolean) => void }) {
   const [name, setName] = useState("");
   const [config, setConfig] = useState("");
   const [busy, setBusy] = useState<string | null>(null);
+  const [reading, setReading] = useState<SnapshotState | null>(null);
   const [error, setError] = useState<Error | null>(null);
   const upload = async (file: File) => {
     setBusy(file.name);
+    setReading(null);
     setError(null);
     const form = new FormData();
     form.append("file", file);
     if (name.trim()) form.append("name", name.trim());
     if (config.trim()) form.append("config", config);
     try {
-      // the API answers 201 for a new snapshot and 200 for content it already stores
-      const res = await requestWithStatus<Snapshot>("POST", "/api/v1/snapshots/", form);
-      onUploaded(res.data, res.status === 201);
+      // 201: a new snapshot; 200: content already stored; 202: a large upload, stored and being read on
+      // the server, followed here until it is ready or failed
+      const res = await requestWithStatus<SnapshotState>("POST", "/api/v1/snapshots/", form);
+      if (res.status !== 202) {
+        onUploaded(res.data, res.status === 201);
+        return;
+      }
+      setReading(res.data);
+      const last = await followSnapshot(res.data.id, setReading);
+      if (last.status === "ready") onUploaded(last, true);
+      else if (last.duplicate_of) {
+        // the same cluster was stored before: that snapshot (this one holds nothing and goes)
+        await api.del(`/api/v1/snapshots/${last.id}/`).catch(() => undefined);
+        onUploaded({ ...last, id: last.duplicate_of }, false);
+      } else setError(failureError(last));
     } catch (e) {
       setError(e instanceof Error ? e : new Error(String(e)));
     } finally {
       setBusy(null);
+      setReading(null);
     }
   };
   return (
@@ -51,7 +68,9 @@ export function UploadForm({ onUploaded }: { onUploaded: (s: Snapshot, created: 
         </details>
       </div>
       <DropZone onFile={upload} disabled={busy !== null} label="Upload a snapshot file" accept=".yaml,.yml,.json,.gz,.tgz,.tar,.zip" />
-      {busy ? (
+      {busy && reading ? (
+        <UploadProgressView snapshot={reading} filename={busy} />
+      ) : busy ? (
         <p className="loading" role="status">
           <span className="spinner" aria-hidden="true" /> Uploading and checking {busy}…
         </p>
@@ -67,7 +86,7 @@ export function UploadForm({ onUploaded }: { onUploaded: (s: Snapshot, created: 
 
 export function SnapshotsPage() {
   const navigate = useNavigate();
-  const list = useLoader<Snapshot[]>("snapshots", (signal) => fetchAll<Snapshot>("/api/v1/snapshots/", { signal, pageSize: 200 }));
+  const list = useLoader<SnapshotState[]>("snapshots", (signal) => fetchAll<SnapshotState>("/api/v1/snapshots/", { signal, pageSize: 200 }));
   const [deleteError, setDeleteError] = useState<Error | null>(null);
   const remove = async (s: Snapshot) => {
     if (!window.confirm(`Delete snapshot “${s.name || s.id}” and its replays?`)) return;
@@ -121,6 +140,7 @@ export function SnapshotsPage() {
                         <td>
                           <Link to={`/snapshots/${s.id}`}>{s.name || s.id}</Link>
                           {s.config ? <span className="badge grey" style={{ marginLeft: 6 }}>own config</span> : null}
+                          <SnapshotStatusBadge snapshot={s} />
                         </td>
                         <td className="num">{s.node_count.toLocaleString()}</td>
                         <td className="num">{s.pod_count.toLocaleString()}</td>
@@ -144,4 +164,16 @@ export function SnapshotsPage() {
       </section>
     </div>
   );
+}
+
+/** A snapshot still being read, or whose upload failed (ready ones show nothing). */
+function SnapshotStatusBadge({ snapshot }: { snapshot: SnapshotState }) {
+  if (isReading(snapshot)) return <span className="badge blue" style={{ marginLeft: 6 }}>{snapshot.status}</span>;
+  if (snapshot.status === "failed")
+    return (
+      <span className="badge vermillion" style={{ marginLeft: 6 }} title={snapshot.error?.message ?? ""}>
+        failed
+      </span>
+    );
+  return null;
 }
