@@ -79,6 +79,7 @@ export function UtilizationView({ u }: { u: Utilization }) {
   return (
     <section className="panel" aria-label="Utilization before and after">
       <h2>Requests against allocatable, before and after</h2>
+      <p className="small muted">Grey: before the plan; blue: after it.</p>
       <table className="data">
         <tbody>
           {rows.map((r) => (
