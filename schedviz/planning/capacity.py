@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from schedviz.engine import InputError, ReplayOptions, SchedulerConfig, Snapshot
+from schedviz.engine.budget import Budget
 from schedviz.engine.objects import Pod
 from schedviz.engine.quantity import PODS
 from schedviz.engine.runtime.replay import DRY_RUN, Replay
@@ -242,8 +243,10 @@ def capacity(
     max_replicas: int | None = None,
     order: str = ROUND_ROBIN,
     all_nodes: bool = False,
+    budget: Budget | None = None,
 ) -> CapacityPlan:
-    """How many copies of ``specs`` fit (see the module's docstring)."""
+    """How many copies of ``specs`` fit (see the module's docstring). ``budget`` bounds each cycle as
+    a replay's (a copy whose cycle is stopped is an Error: the copies stop there)."""
     if not specs:
         raise InputError("at least one pod to copy is needed", field="--pod")
     if order not in ORDERS:
@@ -252,7 +255,7 @@ def capacity(
     if limit < 0:
         raise InputError("must be 0 or more", field="--max")
     copies = _Copies(snapshot, specs)
-    options = ReplayOptions(all_nodes=all_nodes, preemption=DRY_RUN)
+    options = ReplayOptions(all_nodes=all_nodes, preemption=DRY_RUN, budget=budget)
     results = [SpecCapacity(s) for s in specs]
     batches: list[int] = []
     groups = [list(range(len(specs)))] if order == ROUND_ROBIN else [[s] for s in range(len(specs))]

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from schedviz.engine import InputError, ReplayOptions, SchedulerConfig, Snapshot
+from schedviz.engine.budget import Budget
 from schedviz.engine.labels import LabelSelector
 from schedviz.engine.objects import KubeObject, Node, Pod
 from schedviz.engine.runtime.replay import Replay
@@ -64,7 +65,7 @@ PDB_TOO_MANY = (
 
 
 @dataclass
-class Budget:
+class DisruptionBudget:
     """One PodDisruptionBudget as the disruption controller sees it, and what the drain did to it."""
 
     obj: KubeObject
@@ -128,7 +129,7 @@ class DrainPlan:
     nodes: list[str]
     respect_pdb: bool
     pods: list[Outcome]
-    budgets: list[Budget]
+    budgets: list[DisruptionBudget]
     snapshot: Snapshot
     before: dict[str, Any]
     after: dict[str, Any]
@@ -242,9 +243,9 @@ def _controller_scale(snapshot: Snapshot, pods: list[Pod]) -> int:
     return total
 
 
-def budgets(snapshot: Snapshot) -> list[Budget]:
+def budgets(snapshot: Snapshot) -> list[DisruptionBudget]:
     running = [p for p in snapshot.pods if not p.terminal]
-    out: list[Budget] = []
+    out: list[DisruptionBudget] = []
     for obj in snapshot.objects:
         if obj.kind != "PodDisruptionBudget":
             continue
@@ -269,7 +270,7 @@ def budgets(snapshot: Snapshot) -> list[Budget]:
         allowed = healthy - desired
         if expected <= 0 or allowed <= 0:
             allowed = 0
-        out.append(Budget(obj, sel, expected, desired, healthy, allowed))
+        out.append(DisruptionBudget(obj, sel, expected, desired, healthy, allowed))
     return out
 
 
@@ -281,6 +282,7 @@ def drain(
     *,
     respect_pdb: bool = False,
     all_nodes: bool = False,
+    budget: Budget | None = None,
 ) -> DrainPlan:
     drained = select_nodes(snapshot, nodes, selector)
     by_name = {n.name: n for n in snapshot.nodes}
@@ -347,7 +349,7 @@ def drain(
             replacement_of[o.replacement] = o
             outcomes.append(o)
     plan = derive(snapshot, replace_nodes=cordoned, drop_pods=removed, add_pods=new_pods)
-    rp = Replay(plan, config, ReplayOptions(all_nodes=all_nodes))
+    rp = Replay(plan, config, ReplayOptions(all_nodes=all_nodes, budget=budget))
     others: dict[str, dict[str, Any]] = {}
     for rec in rp.cycles():
         rp.trace.cycles.clear()  # what the answer needs is copied out of each record
@@ -385,7 +387,7 @@ def _prefix(pod: Pod, ref: dict[str, Any]) -> str:
     return str(gen) if gen else f"{ref.get('name')}-"
 
 
-def _refusal(pod: Pod, mine: list[Budget]) -> str:
+def _refusal(pod: Pod, mine: list[DisruptionBudget]) -> str:
     """Why the eviction API would refuse to evict ``pod`` now ("" when it would not)."""
     if not mine:
         return ""

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from schedviz.engine import InputError, ReplayOptions, SchedulerConfig, Snapshot
+from schedviz.engine.budget import Budget
 from schedviz.engine.objects import Node
 from schedviz.engine.runtime.replay import Replay
 
@@ -212,17 +213,26 @@ def scale_up(
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
     all_nodes: bool = False,
+    budget: Budget | None = None,
 ) -> ScaleUpPlan:
     if not templates:
         raise InputError("at least one template is needed", field="--template")
     if max_nodes < 0:
         raise InputError("must be 0 or more", field="--max-nodes")
-    resolved = [resolve_template(snapshot, t) if isinstance(t, str) else check_template(t, t.source) for t in templates]
-    return ScaleUpPlan([_one(snapshot, t, config, max_nodes, all_nodes) for t in resolved])
+    resolved = [
+        resolve_template(snapshot, t) if isinstance(t, str) else check_template(t, t.source)
+        for t in templates
+    ]
+    return ScaleUpPlan([_one(snapshot, t, config, max_nodes, all_nodes, budget) for t in resolved])
 
 
 def _one(
-    snapshot: Snapshot, t: Template, config: SchedulerConfig | None, max_nodes: int, all_nodes: bool
+    snapshot: Snapshot,
+    t: Template,
+    config: SchedulerConfig | None,
+    max_nodes: int,
+    all_nodes: bool,
+    budget: Budget | None,
 ) -> TemplatePlan:
     created = plan_start(snapshot)
     taken = {n.name for n in snapshot.nodes}
@@ -232,7 +242,7 @@ def _one(
     k = 0
     while True:
         plan = derive(snapshot, add_nodes=[Node(n) for n in nodes], add_pods=pods)
-        rp = Replay(plan, config, ReplayOptions(all_nodes=all_nodes))
+        rp = Replay(plan, config, ReplayOptions(all_nodes=all_nodes, budget=budget))
         finals: dict[str, Any] = {}
         for rec in rp.cycles():
             if rec.kind == "Scheduling":

@@ -147,15 +147,20 @@ FIELDS = {
 
 def compute(plan: Plan) -> tuple[dict[str, Any], list[tuple[str, Any, str]]]:
     """The answer, and the snapshots it replayed: (label, engine snapshot, preemption mode)."""
+    from schedviz.replays.runner import budget_for
+
+    budget = budget_for()  # each cycle bounded as a replay's is (SCHEDVIZ_CYCLE_SECONDS)
     try:
-        return _compute(plan)
+        return _compute(plan, budget)
     except InputError as exc:
         if exc.field in FIELDS:
             raise InputError(exc.problem, source=exc.source, obj=exc.obj, field=FIELDS[exc.field]) from None
         raise
+    finally:
+        budget.close()
 
 
-def _compute(plan: Plan) -> tuple[dict[str, Any], list[tuple[str, Any, str]]]:
+def _compute(plan: Plan, budget: Any) -> tuple[dict[str, Any], list[tuple[str, Any, str]]]:
     snap = plan.snapshot.engine_snapshot()
     config = load_config(plan.config if plan.config is not None else snap.config)
     r = plan.request
@@ -169,16 +174,19 @@ def _compute(plan: Plan) -> tuple[dict[str, Any], list[tuple[str, Any, str]]]:
             max_replicas=r.get("max"),
             order=r.get("order") or "round-robin",
             all_nodes=all_nodes,
+            budget=budget,
         )
         return cap.to_dict(utilization=True), [("capacity", cap.snapshot, "dry-run")]
     if plan.kind == Plan.Kind.DRAIN:
         dr = drain(
             snap, r.get("nodes") or [], r.get("selector") or None, config,
-            respect_pdb=bool(r.get("respectPdb")), all_nodes=all_nodes,
+            respect_pdb=bool(r.get("respectPdb")), all_nodes=all_nodes, budget=budget,
         )  # fmt: skip
         return dr.to_dict(utilization=True), [("drain", dr.snapshot, "evict")]
     templates = [t if isinstance(t, str) else _template_file(t) for t in r["templates"]]
-    up = scale_up(snap, templates, config, max_nodes=int(r.get("maxNodes", 10)), all_nodes=all_nodes)
+    up = scale_up(
+        snap, templates, config, max_nodes=int(r.get("maxNodes", 10)), all_nodes=all_nodes, budget=budget
+    )
     return up.to_dict(utilization=True), [(t.template.name, t.snapshot, "evict") for t in up.templates]
 
 
