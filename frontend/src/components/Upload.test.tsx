@@ -113,7 +113,12 @@ describe("uploads of real size (202: read on the server)", () => {
         problems: [{ document: "prod.json.gz", object: "", field: "", message: "truncated gzip stream: the upload is cut short" }],
       },
     };
-    vi.stubGlobal("fetch", vi.fn().mockResolvedValueOnce(jsonResponse(202, { ...base, status: "pending" })).mockResolvedValueOnce(jsonResponse(200, failed)));
+    const fetchMock = vi
+      .fn()
+      .mockResolvedValueOnce(jsonResponse(202, { ...base, status: "pending" }))
+      .mockResolvedValueOnce(jsonResponse(200, failed))
+      .mockResolvedValueOnce(new Response(null, { status: 204 }));
+    vi.stubGlobal("fetch", fetchMock);
     const user = userEvent.setup();
     const onUploaded = vi.fn();
     render(<UploadForm onUploaded={onUploaded} />);
@@ -122,6 +127,9 @@ describe("uploads of real size (202: read on the server)", () => {
     expect(alert).toHaveTextContent("1 problem in 1 document. Nothing was stored.");
     expect(alert).toHaveTextContent("truncated gzip stream: the upload is cut short");
     expect(onUploaded).not.toHaveBeenCalled();
+    // the failed snapshot holds nothing: not kept once its problems are on screen
+    expect(fetchMock.mock.calls[2][0]).toBe("/api/v1/snapshots/big/");
+    expect(fetchMock.mock.calls[2][1].method).toBe("DELETE");
   });
 
   it("opens the snapshot already holding the same cluster", async () => {

@@ -39,7 +39,11 @@ export function UploadForm({ onUploaded }: { onUploaded: (s: Snapshot, created: 
         // the same cluster was stored before: that snapshot (this one holds nothing and goes)
         await api.del(`/api/v1/snapshots/${last.id}/`).catch(() => undefined);
         onUploaded({ ...last, id: last.duplicate_of }, false);
-      } else setError(failureError(last));
+      } else {
+        // refused: its problems shown here, the failed snapshot (which holds nothing) is not kept
+        await api.del(`/api/v1/snapshots/${last.id}/`).catch(() => undefined);
+        setError(failureError(last));
+      }
     } catch (e) {
       setError(e instanceof Error ? e : new Error(String(e)));
     } finally {
