@@ -232,6 +232,10 @@ class ExplanationSerializer(serializers.Serializer[Any]):
     profile = serializers.CharField(allow_null=True)
     seq = serializers.IntegerField()
     result = serializers.CharField()
+    summary = serializers.CharField(
+        allow_blank=True,
+        help_text="The explanation in one line: the resources no node has enough of, or the winner's margin",
+    )
     message = serializers.CharField(allow_null=True)
     error = serializers.CharField(allow_null=True)
     nodes = D(child=serializers.IntegerField(), help_text="total, feasible, rejected")

@@ -273,3 +273,41 @@ def test_the_sign_in_page_says_what_schedviz_is_and_offers_the_demo(browser: Any
             expect(pg.get_by_role("heading", level=1)).to_have_text("Replays")
         finally:
             context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES, ids=[f"{w}px" for w, _ in SIZES])
+def test_what_would_make_it_fit_starts_with_one_line_and_keeps_the_pods_intent_first(
+    page: Page, server: str, api: Api, shot: Shot, width: int, height: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    rid = sample_replay(api)["id"]
+    ex = api(f"/api/v1/replays/{rid}/explain/?pod=default/huge")
+    assert ex["summary"].startswith("no node has 40 CPU free; the most is ")
+    page.goto(f"{server}/replays/{rid}/pods/default/huge")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Why is it not scheduled? default/huge")
+    expect(page.get_by_test_id("summary")).to_have_text(ex["summary"])
+    # the pod's own spec, as on the cycle
+    expect(page.get_by_label("The pod's scheduling spec").locator("[data-field=requests]")).to_contain_text("40 CPU")
+    rows = page.get_by_test_id("suggestion")
+    expect(rows).to_have_count(len(ex["suggestions"]))
+    expect(rows.first).to_contain_text("request at most")
+    # node changes in one unit, smallest first, as numbers
+    texts = [rows.nth(k).inner_text() for k in range(rows.count())]
+    added = [float(m.group(1)) for t in texts if (m := re.search(r"add ([0-9.]+) CPU", t))]
+    assert added == sorted(added) and len(added) >= 3, texts
+    assert not re.search(r"\d+m CPU", page.locator("main").inner_text())
+    # the suggestions come before the node-by-node diagnoses
+    sugg = page.locator("#sugg-title").bounding_box()
+    fixes = page.locator("#fixes-title").bounding_box()
+    assert sugg and fixes and sugg["y"] < fixes["y"]
+    shot(page, f"ux-make-it-fit-{width}", full_page=False)
+
+    # a placed pod: why not the runner-up, and what it would take to move it
+    c3 = cycle_of(api, rid, "default/ssd-only")
+    placed = api(f"/api/v1/replays/{rid}/explain/?pod={c3['pod']}")
+    page.goto(f"{server}/replays/{rid}/pods/default/ssd-only")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Why here? default/ssd-only")
+    runner = placed["winner"]["runnerUp"]
+    expect(page.get_by_test_id("summary")).to_contain_text(f"ahead of the runner-up {runner['node']}")
+    expect(page.get_by_test_id("summary")).to_contain_text("to tie")
+    shot(page, f"ux-why-here-{width}", full_page=False)

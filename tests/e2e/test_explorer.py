@@ -405,7 +405,9 @@ def test_deep_links_to_a_preemption_and_to_what_would_make_a_pod_fit(
     assert ex["result"] == "Unschedulable" and ex["fixes"], ex
     ns, name = pod.split("/")
     page.goto(f"{server}/replays/{rid}/pods/{ns}/{name}")
-    expect(page.get_by_role("heading", name="What would make it fit?")).to_be_visible()
+    # the single changes first (under that title), then the node-by-node diagnoses
+    expect(page.get_by_role("heading", name="What would make it fit: single changes")).to_be_visible()
+    expect(page.get_by_role("heading", name="Node by node")).to_be_visible()
     rows = page.locator("[data-testid=suggestion]")
     expect(rows).to_have_count(len(ex["suggestions"]))
     for k, sug in enumerate(ex["suggestions"][:3]):

@@ -36,6 +36,7 @@ EXPLANATION_KEYS = {
     "profile",
     "seq",
     "result",
+    "summary",
     "message",
     "error",
     "nodes",

@@ -299,6 +299,8 @@ export interface Explanation {
   profile: string | null;
   seq: number;
   result: string;
+  /** The explanation in one line: the resources no node has enough of, or the winner's margin. */
+  summary?: string;
   message: string | null;
   error: string | null;
   nodes: { total: number; feasible: number; rejected: number };

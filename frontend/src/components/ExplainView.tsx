@@ -170,6 +170,11 @@ export function ExplainView({
             · profile {ex.profile ?? "–"} · {ex.nodes.feasible} of {ex.nodes.total} nodes feasible, {ex.nodes.rejected} rejected
           </span>
         </div>
+        {ex.summary ? (
+          <p className="ex-summary" data-testid="summary" style={{ margin: "8px 0 0", fontSize: 15 }}>
+            <strong>{ex.summary}</strong>
+          </p>
+        ) : null}
         {ex.message ? <div className="message" style={{ marginTop: 8 }}>{ex.message}</div> : null}
         {ex.error ? <div className="message" style={{ marginTop: 8 }}>{ex.error}</div> : null}
         {sched && sched.result && !sched.allNodes ? (
@@ -252,24 +257,13 @@ export function ExplainView({
         </section>
       ) : null}
 
-      {ex.fixes.length ? (
-        <section className="panel" aria-labelledby="fixes-title">
-          <h2 id="fixes-title">What would make it fit?</h2>
-          <p className="small muted">
-            Every change below was checked by running PreFilter and Filter again with it applied ({ex.checks.run} run
-            {ex.checks.run === 1 ? "" : "s"}
-            {ex.checks.capped ? `, capped at ${ex.checks.limit}: some changes are unchecked` : ""}).
-          </p>
-          {ex.fixes.map((f, k) => (
-            <FixTree key={k} fix={f} />
-          ))}
-          {ex.fixesOmitted ? <p className="small muted">… and {ex.fixesOmitted} more diagnoses.</p> : null}
-        </section>
-      ) : null}
-
       {ex.suggestions.length ? (
         <section className="panel" aria-labelledby="sugg-title">
-          <h2 id="sugg-title">Single changes, ranked by the nodes they make feasible</h2>
+          <h2 id="sugg-title">What would make it fit: single changes</h2>
+          <p className="small muted">
+            Ranked by the nodes each makes feasible; among equals, changes that keep what the pod asks for come first (asking for less,
+            tolerating a taint), then node changes, then dropping one of the pod&apos;s placement rules, and the smallest change first.
+          </p>
           <table className="data">
             <thead>
               <tr>
@@ -295,6 +289,21 @@ export function ExplainView({
       ) : ex.result === "Unschedulable" && ex.fixes.length ? (
         <p className="warn-box">No single change was found that makes a node feasible.</p>
       ) : null}
+      {ex.fixes.length ? (
+        <section className="panel" aria-labelledby="fixes-title">
+          <h2 id="fixes-title">{ex.suggestions.length ? "Node by node" : "What would make it fit?"}</h2>
+          <p className="small muted">
+            Every change below was checked by running PreFilter and Filter again with it applied ({ex.checks.run} run
+            {ex.checks.run === 1 ? "" : "s"}
+            {ex.checks.capped ? `, capped at ${ex.checks.limit}: some changes are unchecked` : ""}).
+          </p>
+          {ex.fixes.map((f, k) => (
+            <FixTree key={k} fix={f} />
+          ))}
+          {ex.fixesOmitted ? <p className="small muted">… and {ex.fixesOmitted} more diagnoses.</p> : null}
+        </section>
+      ) : null}
+
     </div>
   );
 }

@@ -1,11 +1,12 @@
 import { useMemo } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { api, qs } from "../api/client";
-import type { CycleDetail, Explanation, Replay } from "../api/types";
+import type { CycleDetail, CyclePod, Explanation, Replay } from "../api/types";
 import { useApi, useLoader } from "../api/useApi";
 import { ErrorView, Loading } from "../components/Feedback";
 import { ExplainView } from "../components/ExplainView";
 import { NodePicker } from "../components/NodePicker";
+import { PodSpecSummary } from "../components/PodSpec";
 
 export function ExplainPage() {
   const { id = "", ns = "", name = "" } = useParams();
@@ -36,7 +37,9 @@ export function ExplainPage() {
             ) : null}{" "}
             /
           </div>
-          <h1>Why here? {pod}</h1>
+          <h1>
+            {ex.data && ex.data.result !== "Scheduled" && ex.data.result !== "Waiting" ? "Why is it not scheduled?" : "Why here?"} {pod}
+          </h1>
           <p className="muted small">
             The pod&apos;s cycle is run again with every node filtered and scored; the winner is compared with the runner-up and with
             any node you choose, and the rejected nodes are diagnosed.
@@ -53,9 +56,21 @@ export function ExplainPage() {
       ) : (
         <>
           {ex.loading ? <Loading label="Updating…" /> : null}
+          <PodSpecPanel replayId={id} seq={ex.data.seq} pod={ex.data.pod} />
           <ExplainView ex={ex.data} replayId={id} />
         </>
       )}
     </div>
+  );
+}
+
+/** The pod as the scheduler reads it, from its stored cycle. */
+function PodSpecPanel({ replayId, seq, pod }: { replayId: string; seq: number; pod: string }) {
+  const spec = useApi<CyclePod>(`/api/v1/replays/${replayId}/cycles/${seq}/pod/`);
+  if (!spec.data || spec.data.pod !== pod) return null;
+  return (
+    <section className="panel" aria-label="The pod">
+      <PodSpecSummary pod={spec.data} />
+    </section>
   );
 }

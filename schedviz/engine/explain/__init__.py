@@ -48,6 +48,7 @@ from ..framework.diagnosis import (
 )
 from ..loader import Snapshot
 from ..objects import Pod
+from ..quantity import CPU, MEMORY, PODS
 from ..runtime.replay import Replay, ReplayOptions
 from ..trace import NOT_EVALUATED, CycleRecord
 from .analysis import (
@@ -325,6 +326,7 @@ def _explain_cycle(
             not (wanted & set(f.nodes)),
             ["fits", "partly", "still-fails", "unchecked", "no-suggestion"].index(f.verdict),
             -len(f.nodes),
+            0 if f.change is None else _change_amount(f.change),
         )
     )
     ex.fixes = fixes[:max_fixes]
@@ -349,6 +351,91 @@ def _explain_cycle(
     # single changes ranked (unschedulable pods)
     if not feasible:
         ex.suggestions, ex.suggestions_omitted = _rank(an, fixes, max_suggestions)
+    ex.summary = _summary(an, ex)
+
+
+def _resource_label(resource: str) -> str:
+    return "CPU" if resource == CPU else resource
+
+
+def _summary(an: _Analysis, ex: Explanation) -> str:
+    """The explanation in one line, what an operator reads first.
+
+    Unschedulable: the resources no node has enough of free (with the most any node has), else the
+    largest group of rejections. Placed: the margin over the runner-up, the plugin that made most of
+    it, and what the runner-up would need to tie.
+    """
+    if ex.selected_node is not None:
+        r = ex.runner_up
+        if r is None or r.total is None or r.margin is None:
+            return f"{ex.selected_node} was the only feasible node"
+        if r.margin == 0:
+            return f"{ex.selected_node} and {r.node} tied at {r.total}: the first in snapshot order wins"
+        lead = max(r.plugins.items(), key=lambda kv: (kv[1]["difference"], kv[0]), default=None)
+        why = f"; {lead[0]} gave it the largest lead ({lead[1]['difference']})" if lead and lead[1]["difference"] > 0 else ""
+        return (
+            f"{ex.selected_node} scored {r.total + r.margin}, {r.margin} ahead of the runner-up {r.node} ({r.total}){why}; "
+            f"{r.node} would need {r.margin} more weighted point{'' if r.margin == 1 else 's'} to tie"
+        )
+    if ex.feasible_count or not ex.rejected:
+        return ""
+    cluster = an.cluster
+    parts: list[str] = []
+    for resource, request in sorted(an.pod.resources.fit_requests.items()):
+        if request <= 0 or resource == PODS:
+            continue
+        free = cluster.alloc(resource) - cluster.requested(resource)
+        best = int(np.argmax(free)) if len(free) else -1
+        most = int(free[best]) if best >= 0 else 0
+        if most < request:
+            label = _resource_label(resource)
+            parts.append(
+                f"no node has {format_amount(resource, request)} {label} free; the most is "
+                f"{format_amount(resource, max(0, most))} on {an.names[best]}"
+                if best >= 0
+                else f"no node has {format_amount(resource, request)} {label}"
+            )
+    if parts:
+        return "; ".join(parts)
+    g = ex.rejected[0]
+    reasons = "; ".join(g["reasons"]) or g["code"]
+    return f"{g['count']} of {ex.node_count} nodes rejected by {g['plugin'] or 'PreFilter'}: {reasons}"
+
+
+# A pod's changes that keep what it asks for come first, then node changes a node can take, then
+# changes that drop one of the pod's placement rules; a node too small for the pod even empty last.
+_INTENT = {
+    "lower-request": 0,
+    "tolerate": 1,
+    "uncordon": 2,
+    "free-resources": 2,
+    "evict": 2,
+    "drop-host-port": 3,
+    "relax-spread": 4,
+    "relax-node-affinity": 4,
+}
+_TOO_SMALL = 5
+
+
+def _node_change_fit(an: _Analysis, change: Change, nodes: list[str]) -> int | None:
+    """A node change's rank: None when it adds a resource none of its nodes has at all (a GPU to a
+    CPU-only node), _TOO_SMALL when the pod asks for more than the nodes' whole allocatable."""
+    rank = _INTENT.get(change.kind, 3)
+    if not change.extra:
+        return rank
+    idx = [an.cluster.index[n] for n in nodes if n in an.cluster.index]
+    for resource, _ in change.extra:
+        alloc = an.cluster.alloc(resource)
+        have = [int(alloc[i]) for i in idx]
+        if have and all(v == 0 for v in have) and resource not in (CPU, MEMORY, PODS):
+            return None
+        if have and an.pod.resources.fit_requests.get(resource, 0) > max(have):
+            rank = _TOO_SMALL
+    return rank
+
+
+def _change_amount(change: Change) -> int:
+    return sum(amount for _, amount in change.extra)
 
 
 def _rank(an: _Analysis, fixes: list[Fix], limit: int) -> tuple[list[Suggestion], int]:
@@ -365,9 +452,23 @@ def _rank(an: _Analysis, fixes: list[Fix], limit: int) -> tuple[list[Suggestion]
         newly = [i for i, v in enumerate(verdicts) if v[0] == 0 and i not in an.baseline]
         if newly:
             out.append(Suggestion(change, len(newly), [an.names[i] for i in newly]))
+    ranks: dict[int, int] = {}
     for f in fixes:
         if f.change is not None and f.change.scope == "node" and f.passes:
             # a node change makes one node feasible: any one of these
-            out.append(Suggestion(f.change, 1, list(f.passes)))
-    out.sort(key=lambda s: (-s.feasible_nodes, s.change.scope != "pod", s.change.description))
+            rank = _node_change_fit(an, f.change, list(f.passes))
+            if rank is None:
+                continue
+            s = Suggestion(f.change, 1, list(f.passes))
+            ranks[id(s)] = rank
+            out.append(s)
+    # the most nodes first; among equals, what keeps the pod's intent, then the smallest change (as a number)
+    out.sort(
+        key=lambda s: (
+            -s.feasible_nodes,
+            ranks.get(id(s), _INTENT.get(s.change.kind, 3)),
+            _change_amount(s.change),
+            s.change.description,
+        )
+    )
     return out[:limit], max(0, len(out) - limit)

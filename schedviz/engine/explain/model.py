@@ -185,6 +185,7 @@ class Explanation:
     scheduler: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    summary: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         winner: dict[str, Any] | None = None
@@ -203,6 +204,7 @@ class Explanation:
             "profile": self.profile,
             "seq": self.seq,
             "result": self.result,
+            "summary": self.summary,
             "message": self.message,
             "error": self.error,
             "nodes": {

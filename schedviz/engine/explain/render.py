@@ -53,6 +53,8 @@ def stored_node_story(fixes: Sequence[dict[str, Any]], node: str) -> list[str]:
 
 def render_text(ex: Explanation) -> str:
     lines = [f"pod {ex.pod}  (profile {ex.profile or '-'}, cycle {ex.seq})"]
+    if ex.summary:
+        lines.append(f"in short: {ex.summary}")
     sched = ex.scheduler
     if sched:
         lines.append(

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..objects import Pod
-from ..quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, format_milli_cpu
+from ..quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from ..taints import Taint
 
 if TYPE_CHECKING:
@@ -63,10 +63,18 @@ def format_bytes(n: int) -> str:
     return f"{n} bytes" if n != 1 else "1 byte"
 
 
+def format_cores(milli: int) -> str:
+    """Milli-CPU in cores, to the millicore: 40, 32.6, 0.25 (one unit, so that amounts compare at a glance)."""
+    whole, frac = divmod(abs(milli), 1000)
+    sign = "-" if milli < 0 else ""
+    return f"{sign}{whole}" if frac == 0 else f"{sign}{whole}.{frac:03d}".rstrip("0")
+
+
 def format_amount(resource: str, amount: int) -> str:
-    """A quantity in the scheduler's units (milli-CPU, bytes, counts) as a person reads it."""
+    """A quantity in the scheduler's units (milli-CPU, bytes, counts) as a person reads it: CPU in
+    cores, memory in binary units, the rest as counts."""
     if resource == CPU:
-        return format_milli_cpu(amount)
+        return format_cores(amount)
     if resource in (MEMORY, EPHEMERAL_STORAGE) or resource.startswith("hugepages-"):
         return format_bytes(amount)
     return str(amount)

@@ -209,11 +209,11 @@ def test_resource_deficits_are_exact_and_grouped() -> None:
     (fix,) = ex.fixes
     assert fix.nodes == ["n1", "n2"] and fix.code == "Unschedulable"
     assert fix.diagnosis == (
-        "needs 300m more CPU (request 800m, 500m free of 2 allocatable); "
+        "needs 0.3 more CPU (request 0.8, 0.5 free of 2 allocatable); "
         "needs 512Mi more memory (request 1Gi, 512Mi free of 4Gi allocatable)"
     )
     assert fix.change is not None
-    assert fix.change.description == "free 300m CPU and 512Mi memory on the node (evict pods or add capacity)"
+    assert fix.change.description == "free 0.3 CPU and 512Mi memory on the node (evict pods or add capacity)"
     assert fix.verdict == "fits" and fix.passes == ["n1", "n2"]
     # exactly that much: with the running pod 300m / 512Mi smaller the pod fits, 1m less is not enough
     shrunk = [pod("r1", node_name="n1", cpu="1200m", memory="3Gi"), running[1], pods[-1]]
@@ -230,7 +230,7 @@ def test_a_node_too_small_even_empty_is_noted() -> None:
     assert "could never fit the pod, even empty" in fix.diagnosis
     assert fix.details["cpu"]["neverFits"] is True and fix.details["cpu"]["deficit"] == 500
     assert fix.change is not None and fix.change.description.startswith(
-        "add 500m CPU of allocatable capacity"
+        "add 0.5 CPU of allocatable capacity"
     )
     assert fix.verdict == "fits"
 
@@ -515,8 +515,12 @@ def test_bare_pod_name_means_default_namespace() -> None:
 @pytest.mark.parametrize(
     ("resource", "amount", "text"),
     [
-        ("cpu", 300, "300m"),
+        # CPU in cores, to the millicore: one unit, so that 32.6 and 33 compare at a glance
+        ("cpu", 300, "0.3"),
         ("cpu", 2000, "2"),
+        ("cpu", 32600, "32.6"),
+        ("cpu", 1, "0.001"),
+        ("cpu", 1250, "1.25"),
         ("memory", 512 * 2**20, "512Mi"),
         ("memory", 3 * 2**29, "1.5Gi"),
         ("memory", 1000, "1000 bytes"),
@@ -736,3 +740,44 @@ def test_uncordoning_also_drops_the_unschedulable_taint() -> None:
     # the what-if left the taint in place for the real cycle
     assert ex.scheduler["result"] == "Unschedulable"
     assert "1 node(s) were unschedulable" in ex.scheduler["message"]
+
+
+# ----- the one-line summary and the order of the ranked changes ----------------------------------------
+
+
+def test_an_unschedulable_pods_summary_names_the_shortage_and_the_most_free() -> None:
+    nodes = [node("small", cpu="8"), node("big", cpu="32"), node("mid", cpu="16")]
+    pods = [pod("run", node_name="big", cpu="6"), pod("p", cpu="40")]
+    ex = explain(snapshot(nodes, pods), "default/p")
+    assert ex.result == "Unschedulable"
+    assert ex.summary == "no node has 40 CPU free; the most is 26 on big"
+    assert ex.to_dict()["summary"] == ex.summary
+    # asking for less keeps the pod's intent: first; then the node changes by how much they add, as numbers
+    kinds = [s.change.kind for s in ex.suggestions]
+    assert kinds[0] == "lower-request" and ex.suggestions[0].change.description.startswith("request at most 26 CPU")
+    amounts = [sum(a for _, a in s.change.extra) for s in ex.suggestions if s.change.scope == "node"]
+    assert amounts == sorted(amounts) and len(amounts) == 3
+
+
+def test_no_node_change_adds_a_resource_the_node_does_not_have() -> None:
+    nodes = [
+        node("cpu-a", cpu="32"),
+        node("cpu-b", cpu="32"),
+        node("gpu-a", cpu="32", extra={"nvidia.com/gpu": "4"}),
+    ]
+    pods = [pod("train", containers=[container(cpu="1", extra={"nvidia.com/gpu": "8"})])]
+    ex = explain(snapshot(nodes, pods), "default/train")
+    assert ex.summary == "no node has 8 nvidia.com/gpu free; the most is 4 on gpu-a"
+    targets = {n for s in ex.suggestions if s.change.scope == "node" for n in s.nodes}
+    assert targets == {"gpu-a"}, [s.to_dict() for s in ex.suggestions]
+    assert ex.suggestions[0].change.kind == "lower-request"
+
+
+def test_a_placed_pods_summary_gives_the_margin_over_the_runner_up() -> None:
+    nodes = [node("empty", cpu="8"), node("busy", cpu="8")]
+    pods = [pod("run", node_name="busy", cpu="6"), pod("p", cpu="1")]
+    ex = explain(snapshot(nodes, pods), "default/p")
+    assert ex.selected_node == "empty" and ex.runner_up is not None and ex.runner_up.margin
+    margin = ex.runner_up.margin
+    assert ex.summary.startswith(f"empty scored {ex.winner_total}, {margin} ahead of the runner-up busy ")
+    assert ex.summary.endswith(f"busy would need {margin} more weighted point{'' if margin == 1 else 's'} to tie")
