@@ -1,6 +1,7 @@
 """Live mode under faults: a scripted scheduler decides in the stand-in API server while the script
-breaks the watches (an event watch back before the pod watch and the reverse, an API-server restart
-in the middle of a burst of decisions, 410 Gone during a burst, a cluster clock three minutes off),
+breaks the watches (an event watch back before the pod watch and the reverse, a node added while
+the nodes' watch is away, an API-server restart in the middle of a burst of decisions, 410 Gone
+during a burst, dropped connections, a cluster clock three minutes off),
 with random timing from a seeded RNG; a ``ClusterWatcher`` watches it. ``play`` returns the
 decisions made and the outcomes stored; ``check`` says what differs (every binding and failure
 once, in decision order, with the agreement the script meant).
@@ -32,7 +33,7 @@ from schedviz.live.runtime import ClusterWatcher, Options
 from schedviz.live.triggers import BOUND, FAILED, Trigger
 
 JSON = dict[str, Any]
-FAULTS = ("events-first", "pods-first", "restart", "expired", "dropped")
+FAULTS = ("events-first", "pods-first", "nodes-late", "restart", "expired", "dropped")
 SKEWS = (0.0, -180.0, 180.0)  # the cluster's clock against this machine's, by run
 TIMING = Timing(
     page_size=50,
@@ -171,6 +172,7 @@ class Scheduler:
         self.config = schedconfig.build(None)
         self.decisions: list[Decision] = []
         self.made = 0
+        self.nodes = 3  # node-0 .. node-3
         self.lock = threading.Lock()
 
     def objects(self) -> list[JSON]:
@@ -242,6 +244,14 @@ def _fault(srv: TestApiServer, sched: Scheduler, rng: random.Random, fault: str,
         _burst(sched, rng, n, pause)
         time.sleep(rng.uniform(0.0, 3 * grace))  # past the event's grace, often
         srv.release_watches(held)
+    elif fault == "nodes-late":
+        srv.hold_watches("nodes")
+        srv.drop_connections()
+        sched.nodes += 1  # a node the pods' and events' watches speak of before the nodes' watch
+        srv.create(_node(f"node-{sched.nodes}", "16", "c"))
+        _burst(sched, rng, n, pause)
+        time.sleep(rng.uniform(0.0, 3 * grace))
+        srv.release_watches("nodes")
     elif fault == "restart":
         _burst(sched, rng, rng.randint(0, 2), pause)
         down = threading.Thread(target=srv.restart, kwargs={"down_for": rng.uniform(0.05, 0.6)})

@@ -209,8 +209,8 @@ def test_a_stopped_watchers_health_says_every_stream_stopped(
 # always drawn from the seed
 PLANS: dict[int, list[str]] = {
     1: ["events-first", "expired", "restart", "pods-first"],
-    2: ["pods-first", "restart", "dropped", "expired"],
-    3: ["restart", "events-first", "expired", "dropped"],
+    2: ["pods-first", "nodes-late", "restart", "dropped", "expired"],
+    3: ["restart", "events-first", "nodes-late", "expired", "dropped"],
 }
 
 
