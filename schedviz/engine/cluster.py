@@ -12,7 +12,7 @@ node tree (zones visited round-robin).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,20 +106,23 @@ class ObjectStore:
 
     def __init__(self, objects: Iterable[KubeObject] = ()) -> None:
         self._by_kind: dict[str, list[KubeObject]] = {}
+        self._by_key: dict[tuple[str, str], KubeObject] = {}
+        # What plugins derive from these objects alone (e.g. a pod template's default spreading
+        # selector, from the Services and controllers); emptied whenever an object is added.
+        self.memo: dict[Hashable, Any] = {}
         for o in objects:
             self.add(o)
 
     def add(self, obj: KubeObject) -> None:
         self._by_kind.setdefault(obj.kind, []).append(obj)
+        self._by_key.setdefault((obj.kind, obj.key), obj)  # the first of a key, as a scan finds it
+        self.memo.clear()
 
     def of_kind(self, kind: str) -> list[KubeObject]:
         return self._by_kind.get(kind, [])
 
     def get(self, kind: str, key: str) -> KubeObject | None:
-        for o in self._by_kind.get(kind, []):
-            if o.key == key:
-                return o
-        return None
+        return self._by_key.get((kind, key))
 
     def kinds(self) -> dict[str, int]:
         return {k: len(v) for k, v in self._by_kind.items()}

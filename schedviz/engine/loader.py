@@ -218,7 +218,7 @@ def load_objects(
     return snap
 
 
-def load_documents(docs: Iterable[tuple[str, Any]]) -> Snapshot:
+def load_documents(docs: Iterable[tuple[str, Any]], *, share: bool = True) -> Snapshot:
     """Build a snapshot from (source name, parsed document) pairs.
 
     Raises ``validation.InvalidSnapshot`` (an InputError) listing every problem found, up to
@@ -226,11 +226,12 @@ def load_documents(docs: Iterable[tuple[str, Any]]) -> Snapshot:
 
     Pods of one template share what can be shared (``objects.PodTemplates``): equal affinity,
     tolerations, spread constraints and node selectors become one object, and their resource
-    requests are computed once."""
+    requests are computed once. ``share=False`` reads every pod on its own: the reference the
+    shared reading is checked against (the same snapshot, errors and replays)."""
     snap = Snapshot()
     pod_index = 0
-    validator = Validator(share_sections=True)
-    templates = PodTemplates()
+    validator = Validator(share_sections=share)
+    templates = PodTemplates() if share else None
     problems = ProblemCollector(MAX_PROBLEMS)
     items = iter(docs)
     while True:
@@ -253,7 +254,8 @@ def load_documents(docs: Iterable[tuple[str, Any]]) -> Snapshot:
             for obj, where in _flatten(doc, source, ""):
                 kind = obj.get("kind")
                 label = where or "document"
-                errors = validator.validate(obj)
+                template = templates.template_of(obj) if kind == "Pod" and templates is not None else None
+                errors = validator.validate(obj) if template is None else validator.validate_pod(obj, template)
                 if errors:
                     ident = object_ident(obj) or (f"{kind} at {label}" if where else str(kind))
                     for error in errors:
@@ -263,7 +265,7 @@ def load_documents(docs: Iterable[tuple[str, Any]]) -> Snapshot:
                     if kind == "Node":
                         snap.nodes.append(Node(obj))
                     elif kind == "Pod":
-                        snap.pods.append(Pod(obj, pod_index, templates))
+                        snap.pods.append(Pod(obj, pod_index, templates, template))
                         pod_index += 1
                     elif kind == "KubeSchedulerConfiguration":
                         snap.config = obj

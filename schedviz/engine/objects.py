@@ -10,10 +10,12 @@ from datetime import datetime
 from typing import Any
 
 from . import quantity
+from .contentkey import content_key
 from .errors import InputError
-from .resources import PodResources, PodResourcesCache, compute_pod_resources
+from .resources import PodResources, PodResourcesCache, compute_pod_resources, status_resources_key
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 
 JSON = dict[str, Any]
 
@@ -223,22 +225,76 @@ class Node(KubeObject):
 TEMPLATE_SECTIONS = ("affinity", "tolerations", "topologySpreadConstraints", "nodeSelector")
 
 
-class PodTemplates:
-    """What the pods of one template share while a snapshot is read: a production cluster's
-    150,000 pods come from a few hundred Deployments, StatefulSets and DaemonSets.
+# What differs between the pods of one template, besides metadata and status: the node they are
+# bound to, and the volumes (and the containers' mounts of them) named per pod.
+_INSTANCE_SPEC_FIELDS = frozenset({"nodeName", "volumes", "containers", "initContainers"})
 
-    - ``resources``: the requests are computed once per distinct resources content;
-    - ``shared_for(pod)``: one dict for all pods of a namespace whose ``TEMPLATE_SECTIONS`` are the
-      same objects (``Pod.shared``); plugins keep there what they derive from those sections and the
-      namespace alone (parsed affinity terms, tolerations, node selectors), so it is derived once per
-      template instead of once per pod."""
+
+class PodTemplate:
+    """What the pods of one template share (``PodTemplates.template_of``), filled by the first of
+    them: its validation (``errors``: the template's problems before and after the node name's) and
+    the sections ``Validator(share_sections=True)`` shares (``sections``), its view's fields
+    (``fields``), and ``shared``, the dict its pods' ``Pod.shared`` is."""
+
+    __slots__ = ("errors", "fields", "sections", "shared")
+
+    def __init__(self) -> None:
+        self.errors: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
+        self.sections: dict[str, Any] = {}
+        self.fields: tuple[str, int | None, str, str, tuple[str, ...], PodResources] | None = None
+        self.shared: dict[str, Any] = {}
+
+
+class PodTemplates:
+    """The templates of the pods of a snapshot being read: a production cluster's 150,000 pods come
+    from a few hundred Deployments, StatefulSets, DaemonSets and Jobs.
+
+    A pod's template is found by content (``contentkey``): its namespace, its spec but for the node
+    name, the volumes and the containers' mounts (named per pod: ``kube-api-access-xxxxx``), what
+    its containers have of the template (name, ports, resources, restart policy), the resources its
+    status reports and whether it is a mirror pod. Equal content, one template: pods that share one
+    are validated and viewed once, and keep what plugins derive from the template's affinity,
+    tolerations and node selectors together (``Pod.shared``).
+
+    A pod of an unusual shape (a spec or container that is not an object) has no template and is read
+    on its own; so is every pod once ``LIMIT`` templates are known. ``resources`` and ``shared_for``
+    serve such pods."""
+
+    LIMIT = 100_000
 
     def __init__(self) -> None:
         self.resources = PodResourcesCache()
+        self._templates: dict[tuple[bytes | str, bytes | str], PodTemplate] = {}
         # the sections are kept in the value: an id is only unique while its object lives
         self._shared: dict[tuple[object, ...], tuple[tuple[object, ...], dict[str, Any]]] = {}
 
+    def template_of(self, raw: JSON) -> PodTemplate | None:
+        spec = raw.get("spec")
+        md = raw.get("metadata")
+        if type(spec) is not dict or type(md) is not dict:
+            return None
+        containers = _template_containers(spec.get("containers"))
+        inits = _template_containers(spec.get("initContainers"))
+        if containers is None or inits is None:
+            return None
+        rest = {k: v for k, v in spec.items() if k not in _INSTANCE_SPEC_FIELDS}
+        annotations = md.get("annotations")
+        mirror = type(annotations) is dict and MIRROR_POD_ANNOTATION in annotations
+        status = raw.get("status")
+        reported = status_resources_key(status if type(status) is dict else None)
+        if reported is None:
+            return None
+        key = (content_key(md.get("namespace")), content_key((containers, inits, rest, reported, mirror)))
+        t = self._templates.get(key)
+        if t is None:
+            if len(self._templates) >= self.LIMIT:
+                return None
+            t = self._templates[key] = PodTemplate()
+        return t
+
     def shared_for(self, namespace: str, spec: JSON) -> dict[str, Any]:
+        """``Pod.shared`` for a pod without a template: one dict for the pods of a namespace whose
+        ``TEMPLATE_SECTIONS`` are the same objects."""
         sections = tuple(spec.get(s) for s in TEMPLATE_SECTIONS)
         key = (namespace, *(id(v) for v in sections))
         hit = self._shared.get(key)
@@ -246,6 +302,19 @@ class PodTemplates:
             hit = (sections, {})
             self._shared[key] = hit
         return hit[1]
+
+
+def _template_containers(raw: object) -> tuple[tuple[object, ...], ...] | None:
+    if raw is None:
+        return ()
+    if type(raw) is not list:
+        return None
+    out = []
+    for c in raw:
+        if type(c) is not dict:
+            return None
+        out.append((c.get("name"), c.get("ports"), c.get("resources"), c.get("restartPolicy")))
+    return tuple(out)
 
 
 class Pod(KubeObject):
@@ -270,36 +339,71 @@ class Pod(KubeObject):
         "shared",
     )
 
-    def __init__(self, raw: JSON, index: int = 0, templates: PodTemplates | None = None) -> None:
+    def __init__(
+        self,
+        raw: JSON,
+        index: int = 0,
+        templates: PodTemplates | None = None,
+        template: PodTemplate | None = None,
+    ) -> None:
         super().__init__(raw)
         ident = self.ident
         spec = self.spec
         status = _mapping(raw.get("status"), ident, "status")
         self.index = index
         self.cache: dict[str, Any] = {}
-        self.shared: dict[str, Any] = {} if templates is None else templates.shared_for(self.namespace, spec)
         nn = spec.get("nodeName") or ""
         if not isinstance(nn, str):
             raise InputError("must be a string", obj=ident, field="spec.nodeName")
         self.node_name: str = nn
         self.phase: str = str(status.get("phase") or "")
         self.nominated_node_name: str = str(status.get("nominatedNodeName") or "")
+        fields = template.fields if template is not None else None
+        if fields is None:
+            fields = self._template_fields(ident, spec, status, templates)
+            if template is not None:
+                template.fields = fields
+        (
+            self.scheduler_name,
+            self.priority,
+            self.priority_class_name,
+            self.preemption_policy,
+            gates,
+            self.resources,
+        ) = fields
+        self.scheduling_gates: list[str] = list(gates)
+        if template is not None:
+            self.shared: dict[str, Any] = template.shared
+        elif templates is not None:
+            self.shared = templates.shared_for(self.namespace, spec)
+        else:
+            self.shared = {}
+
+    @staticmethod
+    def _template_fields(
+        ident: str, spec: JSON, status: JSON, templates: PodTemplates | None
+    ) -> tuple[str, int | None, str, str, tuple[str, ...], PodResources]:
+        """The fields a pod has from its template (``PodTemplate.fields``)."""
         sn = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
-        self.scheduler_name: str = str(sn)
         prio = spec.get("priority")
         if prio is not None and (isinstance(prio, bool) or not isinstance(prio, int)):
             raise InputError(f"must be an integer, got {prio!r}", obj=ident, field="spec.priority")
-        self.priority: int | None = prio
-        self.priority_class_name: str = str(spec.get("priorityClassName") or "")
-        self.preemption_policy: str = str(spec.get("preemptionPolicy") or "PreemptLowerPriority")
-        self.scheduling_gates: list[str] = []
+        gates: list[str] = []
         for i, g in enumerate(_list(spec.get("schedulingGates"), ident, "spec.schedulingGates")):
             g = _mapping(g, ident, f"spec.schedulingGates[{i}]")
-            self.scheduling_gates.append(str(g.get("name", "")))
-        self.resources: PodResources = (
+            gates.append(str(g.get("name", "")))
+        resources = (
             compute_pod_resources(spec, ident, status)
             if templates is None
             else templates.resources.compute(spec, ident, status)
+        )
+        return (
+            str(sn),
+            prio,
+            str(spec.get("priorityClassName") or ""),
+            str(spec.get("preemptionPolicy") or "PreemptLowerPriority"),
+            tuple(gates),
+            resources,
         )
 
     @property

@@ -568,7 +568,7 @@ def _containers_key(raw: object) -> tuple[object, ...] | None:
     return tuple(out)
 
 
-def _status_key(status: Mapping[str, Any] | None) -> tuple[object, ...] | None:
+def status_resources_key(status: Mapping[str, Any] | None) -> tuple[object, ...] | None:
     """What ``_parse_status`` reads: the first PodResizePending condition's reason and the
     containers' reported resources."""
     if not status:
@@ -622,7 +622,7 @@ class PodResourcesCache:
     def compute(self, spec: Mapping[str, Any], ident: str, status: Mapping[str, Any] | None) -> PodResources:
         containers = _containers_key(spec.get("containers"))
         inits = _containers_key(spec.get("initContainers"))
-        reported = _status_key(status)
+        reported = status_resources_key(status)
         if containers is None or inits is None or reported is None:
             return compute_pod_resources(spec, ident, status)
         key = (

@@ -51,6 +51,8 @@ from .cel import CelCompileError, CelRefused, CelUnsupported, compile_selector
 from .config import is_dns1123_subdomain, is_label_key, is_label_value
 from .contentkey import content_key
 from .errors import InputError
+from .objects import TEMPLATE_SECTIONS as _SHARED_SECTIONS
+from .objects import PodTemplate
 from .resources import (
     is_extended_resource_name,
     is_hugepage_resource_name,
@@ -1439,11 +1441,20 @@ def _validate_containers_section(spec: JSON, annotations: JSON, errs: Errs) -> N
 
 def _validate_pod_scalars(spec: JSON, errs: Errs) -> None:
     """The single-valued scheduling fields of a pod spec (paths relative to spec)."""
+    _validate_node_name(spec, errs)
+    _validate_template_scalars(spec, errs)
+
+
+def _validate_node_name(spec: JSON, errs: Errs) -> None:
     sn = spec.get("nodeName")
     node_name = _str(sn) if sn is not None else None
-    if node_name:
+    if node_name and not (len(node_name) <= 253 and _DNS1123_SUBDOMAIN_RE.fullmatch(node_name)):
         for msg in dns1123_subdomain_msgs(node_name):
             errs.invalid("nodeName", node_name, msg)
+
+
+def _validate_template_scalars(spec: JSON, errs: Errs) -> None:
+    """The single-valued fields a pod has from its template (all but the node name)."""
     pcn = _str(spec.get("priorityClassName")) or ""
     if pcn:
         for msg in dns1123_subdomain_msgs(pcn):
@@ -1561,9 +1572,45 @@ class Validator:
     # ----- per kind ---------------------------------------------------------------------------------
     def pod(self, obj: JSON, errs: Errs) -> None:
         """ValidatePodCreate for the fields the scheduler reads."""
+        self._pod_instance(obj, errs)
+        spec = _map(obj.get("spec"))
+        self._pod_template(obj, spec, errs)
+        if not _plain_pod_scalars(spec):
+            sub = Errs()
+            _validate_pod_scalars(spec, sub)
+            _extend_under(errs, "spec", sub)
+
+    def validate_pod(self, obj: JSON, template: PodTemplate) -> list[FieldError]:
+        """``validate`` for a pod whose template (``objects.PodTemplates.key_of``) is known: what
+        the pod has of its template is validated with the first pod of that template, and the
+        sections ``share_sections`` shares come from it too; the rest (metadata, volumes, node name)
+        is the pod's own. The same errors, in the same order, as ``validate``."""
+        errs = Errs()
+        self._pod_instance(obj, errs)
+        spec = _map(obj.get("spec"))
+        found = template.errors
+        if found is None:
+            head = Errs()
+            self._pod_template(obj, spec, head)
+            tail = Errs()
+            if not _plain_pod_scalars(spec):
+                _validate_template_scalars(spec, tail)
+            found = template.errors = (tuple(head), tuple(e.under("spec") for e in tail))
+            if self._share:
+                template.sections = {s: spec[s] for s in _SHARED_SECTIONS if s in spec}
+        elif template.sections:
+            spec.update(template.sections)
+        errs.extend(found[0])
+        node = Errs()
+        _validate_node_name(spec, node)
+        _extend_under(errs, "spec", node)
+        errs.extend(found[1])
+        return list(errs)
+
+    def _pod_instance(self, obj: JSON, errs: Errs) -> None:
+        """What differs between the pods of one template: metadata and volumes."""
         validate_object_meta(obj, True, _subdomain, errs)
         spec = _map(obj.get("spec"))
-        annotations = _map(_map(obj.get("metadata")).get("annotations"))
         vols = spec.get("volumes")
         if vols is not None and not _plain_volumes(vols):
             # not cached: volume names differ per pod (kube-api-access-xxxxx)
@@ -1571,6 +1618,10 @@ class Validator:
             _validate_volumes(vols, sub)
             _extend_under(errs, "spec.volumes", sub)
             _validate_ephemeral_references(vols, _str(_map(obj.get("metadata")).get("name")) or "", errs)
+
+    def _pod_template(self, obj: JSON, spec: JSON, errs: Errs) -> None:
+        """Containers, node selector, affinity, spread constraints and tolerations."""
+        annotations = _map(_map(obj.get("metadata")).get("annotations"))
         claims = spec.get("resourceClaims")
         key = (
             _container_key(spec.get("containers")),
@@ -1619,10 +1670,6 @@ class Validator:
                     "tolerations", None, lambda s: validate_tolerations(tolerations, s), key_text=key_text
                 ),
             )
-        if not _plain_pod_scalars(spec):
-            sub = Errs()
-            _validate_pod_scalars(spec, sub)
-            _extend_under(errs, "spec", sub)
 
     def node(self, obj: JSON, errs: Errs) -> None:
         """ValidateNode: name, labels, taints, capacity and allocatable quantities."""

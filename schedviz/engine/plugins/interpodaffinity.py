@@ -369,11 +369,76 @@ class _SigGroup:
         return self._array
 
 
+def _index_labels(terms: list[AffinityTerm]) -> list[tuple[str, str]] | None:
+    """The labels an incoming pod needs for one of ``terms`` to select it: for each term, the values
+    of its first ``In`` requirement (a matchLabels entry is one). None when a term has no ``In``
+    requirement: it may select any pod."""
+    out: list[tuple[str, str]] = []
+    for term in terms:
+        sel = term.selector
+        if sel.nothing:
+            continue  # selects no pod
+        req = next((r for r in sel.requirements if r.op == "In"), None)
+        if req is None:
+            return None
+        out.extend((req.key, v) for v in req.values)
+    return out
+
+
+def _scored_terms(terms: PodTerms) -> list[AffinityTerm]:
+    """An existing pod's terms PreScore matches against the incoming pod."""
+    return [*terms.required_affinity, *terms.preferred_affinity, *terms.preferred_anti]
+
+
+def _anti_terms(terms: PodTerms) -> list[AffinityTerm]:
+    """An existing pod's terms PreFilter matches against the incoming pod."""
+    return terms.required_anti
+
+
+class _LabelIndex:
+    """Groups by the labels a pod must have to be selected by one of their terms."""
+
+    __slots__ = ("any", "by_label", "terms_of")
+
+    def __init__(self, terms_of: Callable[[PodTerms], list[AffinityTerm]]) -> None:
+        self.terms_of = terms_of
+        self.by_label: dict[tuple[str, str], dict[Hashable, None]] = {}
+        self.any: dict[Hashable, None] = {}
+
+    def update(self, sig: Hashable, terms: PodTerms, add: bool) -> None:
+        chosen = self.terms_of(terms)
+        if not chosen:
+            return
+        keys = _index_labels(chosen)
+        targets = [self.any] if keys is None else [self.by_label.setdefault(k, {}) for k in keys]
+        for t in targets:
+            if add:
+                t[sig] = None
+            else:
+                t.pop(sig, None)
+
+    def find(self, labels: Mapping[str, str]) -> dict[Hashable, None]:
+        found = dict(self.any)
+        by_label = self.by_label
+        for kv in labels.items():
+            hit = by_label.get(kv)
+            if hit:
+                found.update(hit)
+        return found
+
+
 class _Registry:
-    """Assigned pods with affinity (NodeInfo.PodsWithAffinity), grouped by their terms."""
+    """Assigned pods with affinity (NodeInfo.PodsWithAffinity), grouped by their terms.
+
+    The groups are indexed by the labels a pod must have to be selected by one of their terms
+    (``_index_labels``), so PreScore looks only at the groups whose terms may select the incoming
+    pod (``candidates``) instead of at the hundreds of Deployments' anti-affinity terms of a dense
+    cluster."""
 
     def __init__(self, cluster: ClusterState) -> None:
         self.groups: dict[Hashable, _SigGroup] = {}
+        self._scored = _LabelIndex(_scored_terms)
+        self._anti = _LabelIndex(_anti_terms)
         self.pos = 0
         for pod in cluster.assigned_pods():
             node = cluster.node_of(pod)
@@ -390,12 +455,14 @@ class _Registry:
         terms = pod_terms(pod)
         if not terms.has_affinity:
             return
-        g = self.groups.get(terms.signature)
+        sig = terms.signature
+        g = self.groups.get(sig)
         if g is None:
             if sign < 0:
                 return
             g = _SigGroup(terms)
-            self.groups[terms.signature] = g
+            self.groups[sig] = g
+            self._index(sig, terms, True)
         if sign > 0:
             g.nodes.append(node)
         else:
@@ -404,8 +471,21 @@ class _Registry:
             except ValueError:
                 return
             if not g.nodes:
-                del self.groups[terms.signature]
+                del self.groups[sig]
+                self._index(sig, terms, False)
         g._array = None
+
+    def _index(self, sig: Hashable, terms: PodTerms, add: bool) -> None:
+        self._scored.update(sig, terms, add)
+        self._anti.update(sig, terms, add)
+
+    def candidates(self, labels: Mapping[str, str], anti: bool = False) -> list[_SigGroup]:
+        """The groups with a term (a required anti-affinity one with ``anti``; else an affinity,
+        preferred affinity or preferred anti-affinity one) that may select a pod with these labels:
+        a superset of those that do (their terms are still matched), in no particular order (the
+        plugin adds them up)."""
+        groups = self.groups
+        return [groups[sig] for sig in (self._anti if anti else self._scored).find(labels)]
 
     def sync(self, cluster: ClusterState) -> _Registry:
         changes = cluster.changes
@@ -668,9 +748,7 @@ class InterPodAffinity:
         s = _PreFilterState(req_aff, req_anti, ns_labels, matches_all(req_aff, pod.namespace, pod.labels))
 
         # existing pods' required anti-affinity terms that match the incoming pod
-        for g in _registry(cluster).groups.values():
-            if not g.terms.has_required_anti:
-                continue
+        for g in _registry(cluster).candidates(pod.labels, anti=True):
             for t in g.terms.required_anti:
                 if t.matches(pod.namespace, pod.labels, ns_labels):
                     counts, hit = _nodes_per_domain(cluster, t.topology_key, g.node_array())
@@ -789,7 +867,7 @@ class InterPodAffinity:
 
         # existing pods' terms that the incoming pod matches
         hard = self.hard_pod_affinity_weight
-        for g in _registry(cluster).groups.values():
+        for g in _registry(cluster).candidates(pod.labels):
             et = g.terms
             contributions: list[tuple[AffinityTerm, int]] = []
             if hard > 0:

@@ -272,11 +272,39 @@ def _selector_requirements(obj: KubeObject) -> list[Requirement] | None:
 
 def default_selector(pod: Pod, objects: ObjectStore) -> LabelSelector:
     """helper/spread.go DefaultSelector: the selectors of the Services selecting the pod, merged with
-    the selector of the ReplicationController, ReplicaSet or StatefulSet controlling it."""
+    the selector of the ReplicationController, ReplicaSet or StatefulSet controlling it.
+
+    It reads the pod's namespace, labels and controller reference only: the pods of a template
+    share the answer (kept in ``objects.memo``)."""
+    owner = _controller_ref(pod)
+    key = (
+        NAME + ".default_selector",
+        pod.namespace,
+        frozenset(pod.labels.items()),
+        None if owner is None else tuple(str(owner.get(f) or "") for f in ("apiVersion", "kind", "name")),
+    )
+    hit = objects.memo.get(key)
+    if hit is None:
+        hit = objects.memo[key] = _default_selector(pod, objects)
+    assert isinstance(hit, LabelSelector)
+    return hit
+
+
+def _services_by_namespace(objects: ObjectStore) -> dict[str, list[KubeObject]]:
+    key = NAME + ".services"
+    got = objects.memo.get(key)
+    if got is None:
+        got = {}
+        for svc in objects.of_kind("Service"):
+            got.setdefault(svc.namespace, []).append(svc)
+        objects.memo[key] = got
+    assert isinstance(got, dict)
+    return got
+
+
+def _default_selector(pod: Pod, objects: ObjectStore) -> LabelSelector:
     label_set: dict[str, str] = {}
-    for svc in objects.of_kind("Service"):
-        if svc.namespace != pod.namespace:
-            continue
+    for svc in _services_by_namespace(objects).get(pod.namespace, ()):
         raw = svc.spec.get("selector")
         # Services with a nil selector match nothing (an empty one adds nothing either).
         if not isinstance(raw, dict) or not raw:
@@ -404,7 +432,12 @@ class _PodIndex:
             c = codes[:size]
             if r.op in ("In", "NotIn"):
                 wanted = [vocab[v] for v in r.values if v in vocab]
-                hit = np.isin(c, np.asarray(wanted, dtype=np.int32)) if wanted else np.zeros(size, dtype=bool)
+                if len(wanted) == 1:  # a matchLabels entry: one comparison, not a set lookup
+                    hit = c == wanted[0]
+                elif wanted:
+                    hit = np.isin(c, np.asarray(wanted, dtype=np.int32))
+                else:
+                    hit = np.zeros(size, dtype=bool)
                 m &= hit if r.op == "In" else ~hit
             elif r.op == "Exists":
                 m &= c >= 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -106,6 +106,10 @@ class Framework:
         self.post_filter: list[PostFilterPlugin] = pick("postFilter", PostFilterPlugin)
         self.pre_score: list[PreScorePlugin] = pick("preScore", PreScorePlugin)
         self.score: list[ScorePlugin] = pick("score", ScorePlugin)
+        # which score plugins normalize, known once: a runtime protocol check costs ~0.4 ms
+        self._normalizes: frozenset[str] = frozenset(
+            pl.name for pl in self.score if isinstance(pl, NormalizeScorePlugin)
+        )
         self.score_weights: dict[str, int] = {r.name: r.weight for r in profile.plugins.get("score", [])}
         self.reserve: list[ReservePlugin] = pick("reserve", ReservePlugin)
         self.permit: list[PermitPlugin] = pick("permit", PermitPlugin)
@@ -393,10 +397,10 @@ class Framework:
                 raw[k] = pl.score(state, pod, nodes)
             stages.append(Stage("Score", pl.name, "Success", "", _micros(t0)))
         for k, pl in enumerate(active):
-            if isinstance(pl, NormalizeScorePlugin):
+            if pl.name in self._normalizes:
                 t0 = time.perf_counter()
                 with interruptible("NormalizeScore", pl.name):
-                    norm[k] = pl.normalize_score(state, pod, nodes, raw[k].copy())
+                    norm[k] = cast(NormalizeScorePlugin, pl).normalize_score(state, pod, nodes, raw[k].copy())
                 stages.append(Stage("NormalizeScore", pl.name, "Success", "", _micros(t0)))
             else:
                 norm[k] = raw[k]

@@ -1,0 +1,164 @@
+"""The fast paths of dense clusters against the plain ones: the same snapshot, errors and replays.
+
+A production cluster's pods come from a few hundred templates, and the engine reads and replays them
+by template: pods of one template share their validation, their resource requests and what plugins
+derive from their affinity, tolerations and node selectors (``objects.PodTemplates``); InterPodAffinity
+looks only at the existing pods' terms that may select the incoming pod (a label index);
+PodTopologySpread's default selector is worked out once per template. Each is checked here against
+the plain reading and the plain search, on the production-shaped cluster of ``schedviz bench
+--pods-per-node``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from schedviz.engine.loader import Snapshot, load_documents
+from schedviz.engine.objects import Pod
+from schedviz.engine.plugins import interpodaffinity, podtopologyspread
+from schedviz.engine.runtime.replay import Replay, ReplayOptions
+from schedviz.engine.validation import InvalidSnapshot
+from schedviz.tools.dense_cluster import DenseShape, objects
+
+SHAPE = DenseShape(nodes=48, pods_per_node=30, pending=80)
+
+
+@pytest.fixture(scope="module")
+def dense_objects() -> list[dict[str, Any]]:
+    return list(objects(SHAPE))
+
+
+def _read(objs: list[dict[str, Any]], share: bool) -> Snapshot:
+    # reading with templates shares equal sections between pods: each reading gets its own copy
+    return load_documents([("dense.json", {"kind": "List", "items": copy.deepcopy(objs)})], share=share)
+
+
+def _view(p: Pod) -> tuple[Any, ...]:
+    r = p.resources
+    return (
+        p.key,
+        p.uid,
+        p.index,
+        p.node_name,
+        p.phase,
+        p.scheduler_name,
+        p.priority,
+        p.priority_class_name,
+        p.preemption_policy,
+        p.scheduling_gates,
+        p.labels,
+        p.meta.annotations,
+        p.meta.creation,
+        p.meta.owner_refs,
+        r.requests,
+        r.fit_requests,
+        r.nonzero_cpu,
+        r.nonzero_memory,
+        p.raw,
+    )
+
+
+def test_templated_reading_gives_the_plain_snapshot(dense_objects: list[dict[str, Any]]) -> None:
+    shared = _read(dense_objects, share=True)
+    plain = _read(dense_objects, share=False)
+    assert len(shared.pods) == SHAPE.running + SHAPE.pending
+    assert [_view(p) for p in shared.pods] == [_view(p) for p in plain.pods]
+    assert [(n.name, n.allocatable, n.taints) for n in shared.nodes] == [
+        (n.name, n.allocatable, n.taints) for n in plain.nodes
+    ]
+
+
+def test_pods_of_one_template_share_their_sections_and_caches(dense_objects: list[dict[str, Any]]) -> None:
+    snap = _read(dense_objects, share=True)
+    by_app: dict[tuple[str, str], list[Pod]] = {}
+    for p in snap.pods:
+        by_app.setdefault((p.namespace, p.labels["app"]), []).append(p)
+    with_affinity = [ps for ps in by_app.values() if "affinity" in ps[0].spec]
+    assert with_affinity, "the dense shape gives half of the Deployments a pod anti-affinity"
+    for pods in with_affinity:
+        first = pods[0]
+        for p in pods[1:]:
+            assert p.spec["affinity"] is first.spec["affinity"]
+            assert p.spec["tolerations"] is first.spec["tolerations"]
+            assert p.resources is first.resources
+        # running replicas share one template; pending ones (no node) are the same template too
+        assert len({id(p.shared) for p in pods}) == 1
+    # the plain reading shares nothing
+    plain = _read(dense_objects, share=False)
+    assert len({id(p.shared) for p in plain.pods}) == len(plain.pods)
+    # a template is per namespace: equal specs in two namespaces keep apart
+    namespaces_of = {id(p.shared): p.namespace for p in snap.pods}
+    for p in snap.pods:
+        assert namespaces_of[id(p.shared)] == p.namespace
+
+
+def _broken(objs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The dense cluster with problems in pods that share templates with valid ones, in the parts
+    a template holds and in the parts each pod has of its own."""
+    pods = [o for o in objs if o["kind"] == "Pod"]
+    edits = [
+        lambda p: p["spec"]["tolerations"].append({"key": "k", "operator": "Sometimes"}),
+        lambda p: p["spec"].__setitem__("priority", True),
+        lambda p: p["spec"]["containers"][0]["resources"]["requests"].__setitem__("cpu", "lots"),
+        lambda p: p["spec"].__setitem__("nodeName", "Not_A_Node"),
+        lambda p: p["metadata"]["labels"].__setitem__("app", "-bad-"),
+        lambda p: p["spec"]["volumes"].append(dict(p["spec"]["volumes"][0])),
+        lambda p: p["spec"].__setitem__("preemptionPolicy", "Sometimes"),
+    ]
+    chosen = {7 + 97 * i: edit for i, edit in enumerate(edits)}
+    # the same broken template twice, so the second one comes from the template's cache
+    chosen.update({7 + 97 * i + 500: edit for i, edit in enumerate(edits)})
+    for k, p in enumerate(pods):
+        if k in chosen:
+            p = copy.deepcopy(p)
+            chosen[k](p)
+        yield p
+    yield from (o for o in objs if o["kind"] != "Pod")
+
+
+def test_templated_reading_reports_the_plain_errors(dense_objects: list[dict[str, Any]]) -> None:
+    broken = list(_broken(dense_objects))
+    problems: list[list[str]] = []
+    for share in (True, False):
+        with pytest.raises(InvalidSnapshot) as err:
+            _read(broken, share=share)
+        problems.append([str(p) for p in err.value.problems])
+    assert problems[0] == problems[1]
+    assert len(problems[0]) == 2 * 7
+    joined = "\n".join(problems[0])
+    for expected in ("Sometimes", "priority", "lots", "Not_A_Node", "-bad-", "Duplicate value"):
+        assert expected in joined
+
+
+def test_dense_replay_matches_the_plain_one(
+    dense_objects: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = Replay(_read(dense_objects, share=True), options=ReplayOptions(all_nodes=True)).run().to_dict()
+
+    # the plain search: every registered group of existing pods' terms, every Service scanned
+    def every_group(self: Any, labels: Any, anti: bool = False) -> list[Any]:
+        return list(self.groups.values())
+
+    monkeypatch.setattr(interpodaffinity._Registry, "candidates", every_group)
+    monkeypatch.setattr(podtopologyspread, "default_selector", podtopologyspread._default_selector)
+    plain = Replay(_read(dense_objects, share=False), options=ReplayOptions(all_nodes=True)).run().to_dict()
+
+    assert len(fast["cycles"]) == SHAPE.pending
+    for a, b in zip(fast["cycles"], plain["cycles"], strict=True):
+        for c in (a, b):
+            for stage in c["stages"]:
+                stage.pop("durationMicros")
+        assert a == b
+    # the cluster's existing anti-affinity and spreading took part
+    scored = {
+        p
+        for c in fast["cycles"]
+        for n in c["nodes"].values()
+        for p, v in (n.get("scores") or {}).items()
+        if not v.get("skipped") and v["raw"] != 0
+    }
+    assert {"InterPodAffinity", "PodTopologySpread"} <= scored
