@@ -75,9 +75,6 @@ _FEED = 16 * 1024  # compressed bytes fed to a decompressor at a time (bounds a 
 _RATIO_FLOOR = 64 * MiB  # the compression ratio is checked once this much has been decompressed
 _WS = re.compile(r"[ \t\n\r]*")
 _BLANK = " \t\n\r"
-# a number a float may not hold (it would become infinity): an exponent of three digits or more, or
-# 309 digits in a row; where this finds one (perhaps in a string), the item is decoded again strictly
-_MAYBE_HUGE = re.compile(r"[eE][+]?[0-9]{3}|[0-9]{309}")
 
 _zstd: Any
 try:  # optional: pip install 'schedviz[zstd]'
@@ -353,8 +350,9 @@ class _JsonStream:
         self.base_bytes = 0  # bytes of the text before self.buf
         self.base_lines = 0  # newlines before self.buf
         self.raw_bytes = 0
-        self.strict = json.JSONDecoder(object_pairs_hook=_json_object, parse_constant=_json_constant)
-        self.huge = json.JSONDecoder(
+        # numbers with a fraction or an exponent (rare in Kubernetes objects) go through _json_float,
+        # which refuses those a float cannot hold
+        self.strict = json.JSONDecoder(
             object_pairs_hook=_json_object, parse_constant=_json_constant, parse_float=_json_float
         )
         self.started = False
@@ -484,17 +482,12 @@ class _JsonStream:
             return value, start, end
 
     def _checked(self, value: Any, start: int, end: int, item: str) -> Any:
-        """Nesting and numbers beyond a float, as parse_json refuses them: measured on the item's text
-        (exactly, with ``json_shape``, only when a quick count says the item might be too deep)."""
+        """Nesting beyond the limit, as parse_json refuses it: measured on the item's text (exactly, with
+        ``json_shape``, only when a quick count says the item might be too deep)."""
         text = self.buf[start:end]
         depth = self.limits.max_depth
         if text.count("{") + text.count("[") > depth and json_shape(text).depth > depth:
             raise self._syntax(_too_deep(depth), start, item)
-        if _MAYBE_HUGE.search(text):
-            try:
-                value, _ = self.huge.raw_decode(self.buf, start)
-            except _BadInput as exc:
-                raise self._syntax(exc.message, start, item) from None
         return value
 
     # ----- the document ---------------------------------------------------------------------------

@@ -213,6 +213,11 @@ def test_syntax_errors_name_line_column_and_byte() -> None:
     assert "invalid JSON: line 3 column 15 (byte 75): Expecting ':' delimiter in [1]" in message
 
 
+def test_a_number_a_float_cannot_hold_is_refused_in_its_item() -> None:
+    text = b'[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},{"kind":"Node","x":1e999}]'
+    assert "number 1e999 is out of range in [1]" in stream_refused(text, "h.json")
+
+
 def test_duplicate_keys_and_deep_nesting_in_an_item() -> None:
     dup = stream_refused(b'[{"kind":"Node","kind":"Pod"}]', "d.json")
     assert "duplicate key 'kind'" in dup and "[0]" in dup
