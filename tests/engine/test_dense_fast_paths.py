@@ -12,7 +12,7 @@ the plain reading and the plain search, on the production-shaped cluster of ``sc
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -100,7 +100,7 @@ def _broken(objs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """The dense cluster with problems in pods that share templates with valid ones, in the parts
     a template holds and in the parts each pod has of its own."""
     pods = [o for o in objs if o["kind"] == "Pod"]
-    edits = [
+    edits: list[Callable[[dict[str, Any]], object]] = [
         lambda p: p["spec"]["tolerations"].append({"key": "k", "operator": "Sometimes"}),
         lambda p: p["spec"].__setitem__("priority", True),
         lambda p: p["spec"]["containers"][0]["resources"]["requests"].__setitem__("cpu", "lots"),
