@@ -132,10 +132,11 @@ class ClusterWatcher:
                 self.mirror = Mirror(self.streams, changelog_limit=self.options.changelog_limit)
                 self.restore_error = f"checkpoint not used: {exc}"
             else:
-                for t in pending:  # the decisions the last run had not replayed yet
+                restored = time.time()
+                for t in pending:  # the decisions the last run had not replayed yet: they wait afresh
                     if t.source != "event" or t.kind != BOUND:
                         self.detector.claim(t.dedup)
-                    self._enqueue(t)
+                    self._enqueue(replace(t, waiting_since=restored))
         self.mirror.listeners.append(self.detector)
         self.stop_event = threading.Event()
         rng = random.Random(self.options.seed)
@@ -216,7 +217,7 @@ class ClusterWatcher:
                     self._qcond.wait(max(0.01, min(wait, 0.5)))
                     continue
             lagging = self.lagging(head)  # outside the queue's lock: it reads the mirror
-            if lagging and time.time() < head.observed + self.options.catch_up:
+            if lagging and time.time() < (head.waiting_since or head.observed) + self.options.catch_up:
                 self.waiting_for = lagging
                 with self._qcond:
                     if self._queue and self._queue[0][2] is head:

@@ -57,6 +57,7 @@ class Trigger:
     dedup: str  # one stored cycle per value
     not_before: float = 0.0  # processed no earlier (lets the pod's update win over the event)
     pod_object: JSON | None = None  # the pod as seen (when the state before has no version of it)
+    waiting_since: float = 0.0  # the wait for the mirror to catch up began then (0: when observed)
 
     @property
     def revision(self) -> int | None:
