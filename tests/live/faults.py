@@ -219,7 +219,18 @@ class Scheduler:
             return d
 
 
-def _burst(sched: Scheduler, rng: random.Random, count: int, pause: float) -> None:
+def build_cluster(srv: TestApiServer, rng: random.Random) -> Scheduler:
+    """Four nodes and three pods running (bound by their creator): the scheduler that decides there."""
+    srv.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
+    for i, (cpu, zone) in enumerate([("4", "a"), ("4", "b"), ("8", "a"), ("8", "b")]):
+        srv.create(_node(f"node-{i}", cpu, zone))
+    sched = Scheduler(srv, rng)
+    for _ in range(3):
+        srv.bind("default", sched.new_pod(), f"node-{rng.randint(0, 3)}", event=False)
+    return sched
+
+
+def burst(sched: Scheduler, rng: random.Random, count: int, pause: float) -> None:
     """``count`` decisions, some about pods created just before (unknown to a lagging mirror)."""
     for _ in range(count):
         roll = rng.random()
@@ -234,14 +245,15 @@ def _burst(sched: Scheduler, rng: random.Random, count: int, pause: float) -> No
         time.sleep(rng.uniform(0, pause))
 
 
-def _fault(srv: TestApiServer, sched: Scheduler, rng: random.Random, fault: str, grace: float) -> None:
+def break_watches(srv: TestApiServer, sched: Scheduler, rng: random.Random, fault: str, grace: float) -> None:
+    """One fault, with its burst of decisions (``FAULTS``)."""
     n = rng.randint(2, 5)
     pause = rng.uniform(0.0, 0.05)
     if fault in ("events-first", "pods-first"):
         held = "pods" if fault == "events-first" else "events"
         srv.hold_watches(held)
         srv.drop_connections()
-        _burst(sched, rng, n, pause)
+        burst(sched, rng, n, pause)
         time.sleep(rng.uniform(0.0, 3 * grace))  # past the event's grace, often
         srv.release_watches(held)
     elif fault == "nodes-late":
@@ -249,29 +261,29 @@ def _fault(srv: TestApiServer, sched: Scheduler, rng: random.Random, fault: str,
         srv.drop_connections()
         sched.nodes += 1  # a node the pods' and events' watches speak of before the nodes' watch
         srv.create(_node(f"node-{sched.nodes}", "16", "c"))
-        _burst(sched, rng, n, pause)
+        burst(sched, rng, n, pause)
         time.sleep(rng.uniform(0.0, 3 * grace))
         srv.release_watches("nodes")
     elif fault == "restart":
-        _burst(sched, rng, rng.randint(0, 2), pause)
+        burst(sched, rng, rng.randint(0, 2), pause)
         down = threading.Thread(target=srv.restart, kwargs={"down_for": rng.uniform(0.05, 0.6)})
         down.start()
-        _burst(sched, rng, n, pause)  # while it restarts, and after
+        burst(sched, rng, n, pause)  # while it restarts, and after
         down.join()
     elif fault == "expired":
         hold = rng.random() < 0.5
-        _burst(sched, rng, rng.randint(0, 2), pause)
+        burst(sched, rng, rng.randint(0, 2), pause)
         if hold:
             srv.hold_lists()  # the relists wait: the burst is found by them, not by the watches
         srv.expire_watches()
-        _burst(sched, rng, n, pause)
+        burst(sched, rng, n, pause)
         if hold:
             time.sleep(rng.uniform(0.0, 2 * grace))
             srv.release_lists()
     elif fault == "dropped":
-        _burst(sched, rng, rng.randint(0, 2), pause)
+        burst(sched, rng, rng.randint(0, 2), pause)
         srv.drop_connections()
-        _burst(sched, rng, n, pause)
+        burst(sched, rng, n, pause)
     time.sleep(rng.uniform(0.0, 0.3))
 
 
@@ -300,12 +312,7 @@ def play(
     srv.start()
     watcher: ClusterWatcher | None = None
     try:
-        srv.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
-        for i, (cpu, zone) in enumerate([("4", "a"), ("4", "b"), ("8", "a"), ("8", "b")]):
-            srv.create(_node(f"node-{i}", cpu, zone))
-        sched = Scheduler(srv, rng)
-        for _ in range(3):
-            sched.srv.bind("default", sched.new_pod(), f"node-{rng.randint(0, 3)}", event=False)
+        sched = build_cluster(srv, rng)
         sink = MemorySink()
         grace = 0.3
         options = Options(
@@ -321,11 +328,11 @@ def play(
         watcher.start()
         if not wait_for(lambda: watcher is not None and watcher.health()["status"] == "watching", 20):
             raise AssertionError(f"seed {seed}: the watcher never synced: {watcher.health()}")
-        _burst(sched, rng, 2, 0.02)
+        burst(sched, rng, 2, 0.02)
         for fault in plan or [rng.choice(FAULTS) for _ in range(faults)]:
             run.faults.append(fault)
-            _fault(srv, sched, rng, fault, grace)
-        _burst(sched, rng, 2, 0.02)
+            break_watches(srv, sched, rng, fault, grace)
+        burst(sched, rng, 2, 0.02)
         run.decisions = list(sched.decisions)
         w = watcher
         wait_for(lambda: len(sink.outcomes) >= len(run.decisions) and w.idle(), catch_up + 15)

@@ -4,6 +4,7 @@ stopping and starting (with and without the history kept), leases shared by work
 from __future__ import annotations
 
 import json
+import random
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from schedviz.live.worker import Worker
 from tests.kubefixtures import FAST, wait_until
 from tests.webfixtures import error_of
 
+from . import faults
 from .test_replays import scenario, serve, split
 
 
@@ -253,6 +255,46 @@ def test_a_decision_waiting_when_the_worker_stops_is_replayed_by_the_next_one(
     resumed = second.worker.running[str(cluster.pk)].watcher
     wait_until(resumed.idle, what="nothing left to replay")
     assert len(cycles(cluster)) == 1
+
+
+def test_a_faulty_history_through_the_api_and_restarted_workers_loses_no_decision(
+    apiserver: TestApiServer, api: APIClient, workers: Any
+) -> None:
+    """As a user would run it: the cluster added with a kubeconfig through the API, watched by the
+    worker, the watches broken while a scripted scheduler decides, and the worker itself stopped in
+    the middle of a burst and another started: the timeline holds every decision once, in order."""
+    rng = random.Random(18)
+    sched = faults.build_cluster(apiserver, rng)
+    r = api.post(
+        "/api/v1/clusters/",
+        {"name": "prod", "source": "kubeconfig", "kubeconfig_text": yaml.safe_dump(apiserver.kubeconfig())},
+        format="json",
+    )
+    assert r.status_code == 201, r.content
+    cluster = LiveCluster.objects.get(pk=r.json()["id"])
+    running = workers("w1")
+    wait_until(lambda: status(cluster) == "watching", what="watching")
+    for step in ["events-first", "worker", "restart", "expired", "nodes-late", "worker", "pods-first"]:
+        if step == "worker":
+            faults.burst(sched, rng, 2, 0.02)
+            running.stop()  # decisions may be waiting: they go into the checkpoint
+            faults.burst(sched, rng, 2, 0.02)  # while no worker runs
+            running = workers(f"w{len(sched.decisions)}")
+            faults.burst(sched, rng, 2, 0.02)
+        else:
+            faults.break_watches(apiserver, sched, rng, step, 0.3)
+    made = [(d.kind, d.pod, d.node, d.message, d.agreement) for d in sched.decisions]
+    wait_until(lambda: len(cycles(cluster)) >= len(made), timeout=60, what="every decision")
+    watcher = running.worker.running[str(cluster.pk)].watcher
+    wait_until(watcher.idle, what="nothing left to replay")
+    rows = cycles(cluster)
+    assert [
+        (c.trigger, c.pod, c.actual_node or None, c.actual_message or None, c.agreement) for c in rows
+    ] == made
+    assert [c.seq for c in rows] == list(range(1, len(made) + 1))
+    assert [int(c.resource_version) for c in rows] == sorted(int(c.resource_version) for c in rows)
+    listed = api.get(f"/api/v1/clusters/{cluster.pk}/cycles/?page_size=200").json()
+    assert [(c["pod"], c["agreement"]) for c in listed["results"]] == [(m[1], m[4]) for m in made]
 
 
 def test_a_restart_after_the_history_was_compacted_relists_and_flags_the_gap(
