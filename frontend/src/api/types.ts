@@ -33,6 +33,16 @@ export interface Snapshot {
   kinds: Record<string, number>;
   ignored: Record<string, number>;
   config: unknown;
+  /** pending, parsing (the worker is reading the upload), ready, failed */
+  status?: string;
+  /** bytesRead of bytesTotal, objects read so far */
+  progress?: unknown;
+  /** When failed: message, and problems. */
+  error?: unknown;
+  upload_name?: string;
+  /** When failed because the same content is stored already: that snapshot. */
+  duplicate_of?: string | null;
+  team?: number | null;
 }
 
 export interface Taint {
@@ -94,6 +104,7 @@ export interface Replay {
   started: string | null;
   finished: string | null;
   summary: { results?: Record<string, number>; cycles?: number; nodes?: number; [k: string]: unknown };
+  team?: number | null;
 }
 
 export type CycleResult = "Scheduled" | "Unschedulable" | "Waiting" | "Error" | "NotHandled" | "Gated" | string;
@@ -335,9 +346,12 @@ export interface TimelineEviction {
 export interface TimelineCycle {
   seq: number;
   pod: string;
+  profile?: string;
   result: string;
   node: string | null;
+  nominatedNode?: string | null;
   requests: Resources;
+  durationMicros?: number;
   /** "Binding": the record that ended the Permit wait of cycle `follows` (its pod was counted there). */
   kind?: string;
   follows?: number | null;
