@@ -175,6 +175,21 @@ def _bench_storage(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_upload(args: argparse.Namespace) -> int:
+    from .tools.bench_upload import run
+
+    r = run(
+        args.database_url,
+        dump=args.dump,
+        nodes=args.nodes,
+        pods_per_node=args.pods_per_node,
+        pending=args.pending,
+        codec=args.codec,
+    )
+    print(json.dumps(r, indent=1))
+    return 0 if r["worker"]["status"] == "ready" else 1
+
+
 def _bench_browser(args: argparse.Namespace) -> int:
     from .tools.bench_browser import run, summary
 
@@ -602,6 +617,16 @@ def build_parser() -> argparse.ArgumentParser:
     bst.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/schedviz_bench"))
     bst.add_argument("--requests", type=int, default=200)
     bst.set_defaults(func=_bench_storage)
+    bu = sub.add_parser(
+        "bench-upload", help="a dense cluster's compressed dump uploaded through the API and read on the worker"
+    )
+    bu.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/schedviz_bench"))
+    bu.add_argument("--nodes", type=int, default=5000)
+    bu.add_argument("--pods-per-node", type=int, default=30)
+    bu.add_argument("--pending", type=int, default=1000)
+    bu.add_argument("--codec", choices=["gzip", "zstd"], default="gzip")
+    bu.add_argument("--dump", metavar="PATH", help="upload this compressed dump instead of writing one")
+    bu.set_defaults(func=_bench_upload)
     bb = sub.add_parser(
         "bench-browser",
         help="headless Chromium: from a 5000-node cycle's last websocket message to its verdicts on screen",
