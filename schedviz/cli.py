@@ -169,9 +169,13 @@ def _bench_stream(args: argparse.Namespace) -> int:
 
 
 def _bench_storage(args: argparse.Namespace) -> int:
-    from .tools.bench_storage import run
+    from .tools.bench_storage import run, run_dense
 
-    print(json.dumps(run(args.database_url, args.requests), indent=1))
+    if args.pods_per_node:
+        r = run_dense(args.database_url, args.nodes, args.pods_per_node, args.pods, args.requests)
+    else:
+        r = run(args.database_url, args.requests)
+    print(json.dumps(r, indent=1))
     return 0
 
 
@@ -616,6 +620,15 @@ def build_parser() -> argparse.ArgumentParser:
     bst = sub.add_parser("bench-storage", help="stored size of a 1000x1000 replay; p95 of a 5000-node cycle page")
     bst.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/schedviz_bench"))
     bst.add_argument("--requests", type=int, default=200)
+    bst.add_argument(
+        "--pods-per-node",
+        type=int,
+        default=0,
+        metavar="K",
+        help="a real-size replay instead: the dense cluster of `schedviz bench --pods-per-node`, every node evaluated",
+    )
+    bst.add_argument("--nodes", type=int, default=5000, help="with --pods-per-node: nodes (default 5000)")
+    bst.add_argument("--pods", type=int, default=1000, help="with --pods-per-node: pending pods, i.e. cycles (default 1000)")
     bst.set_defaults(func=_bench_storage)
     bu = sub.add_parser(
         "bench-upload", help="a dense cluster's compressed dump uploaded through the API and read on the worker"

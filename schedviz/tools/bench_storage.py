@@ -5,6 +5,11 @@
 2. Replays a 5000-node cluster and requests one cycle's node page through the API (the Django test
    client: the whole view, serialisation and database read, without network) many times, reporting
    the 50th and 95th percentile.
+
+``--pods-per-node K`` measures a real-size replay instead: the dense, production-shaped cluster of
+``schedviz bench --pods-per-node`` (``--nodes``, default 5000, K running pods a node, ``--pods``
+pending, default 1000), every node evaluated, stored by the same runner: its rows, bytes per cycle
+and table size, the time the worker took, and the node page of its cycles.
 """
 
 from __future__ import annotations
@@ -52,6 +57,101 @@ def _replay(user: Any, nodes: int, pods: int) -> Any:
     replay.elapsed = time.perf_counter() - t0  # type: ignore[attr-defined]
     assert status == "succeeded", replay.reason
     return replay
+
+
+def _dense_replay(user: Any, nodes: int, per_node: int, pending: int) -> Any:
+    import dataclasses
+
+    from schedviz.ingestion.parsing import Limits
+    from schedviz.ingestion.services import create_snapshot
+    from schedviz.replays.models import Replay
+    from schedviz.replays.runner import run_replay
+    from schedviz.tools.dense_cluster import DenseShape, objects
+
+    shape = DenseShape(nodes=nodes, pods_per_node=per_node, pending=pending)
+    payload = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects(shape))}).encode()
+    base = Limits.from_env()
+    limits = dataclasses.replace(base, max_upload_bytes=max(base.max_upload_bytes, len(payload) + 1))
+    t0 = time.perf_counter()
+    stored, _ = create_snapshot(user, payload, "dense.json", name=f"dense {nodes}x{per_node}", limits=limits)
+    stored_seconds = time.perf_counter() - t0
+    del payload
+    replay = Replay.objects.create(owner=user, snapshot=stored, options={"allNodes": True})
+    t0 = time.perf_counter()
+    status = run_replay(replay.pk)
+    replay.refresh_from_db()
+    replay.elapsed = time.perf_counter() - t0  # type: ignore[attr-defined]
+    replay.stored_seconds = stored_seconds  # type: ignore[attr-defined]
+    assert status == "succeeded", replay.reason
+    return replay
+
+
+def _table_bytes() -> int | None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_total_relation_size('replays_cycle')")
+        return int(cur.fetchone()[0])
+
+
+def _pages(user: Any, replay: Any, pages: int) -> dict[str, Any]:
+    from rest_framework.test import APIClient
+
+    from schedviz.replays.models import Cycle
+
+    client = APIClient()
+    client.force_authenticate(user)
+    timings = []
+    seqs = list(Cycle.objects.filter(replay=replay, attempt=replay.attempt).values_list("seq", flat=True))
+    for i in range(pages):
+        seq = seqs[(i * 7919) % len(seqs)]
+        t0 = time.perf_counter()
+        r = client.get(f"/api/v1/replays/{replay.pk}/cycles/{seq}/?page_size=100")
+        timings.append((time.perf_counter() - t0) * 1000)
+        assert r.status_code == 200, r.content[:200]
+    timings.sort()
+    return {
+        "requests": pages,
+        "p50ms": round(statistics.median(timings), 1),
+        "p95ms": round(timings[int(0.95 * (len(timings) - 1))], 1),
+        "maxms": round(timings[-1], 1),
+    }
+
+
+def run_dense(database_url: str, nodes: int, per_node: int, pending: int, pages: int = 200) -> dict[str, Any]:
+    _setup(database_url)
+    from django.contrib.auth.models import User
+    from django.db import connection
+    from django.db.models import Sum
+    from django.db.models.functions import Length
+
+    from schedviz.replays.models import Cycle
+
+    user, _ = User.objects.get_or_create(username="bench-storage")
+    before = _table_bytes()
+    replay = _dense_replay(user, nodes, per_node, pending)
+    rows = Cycle.objects.filter(replay=replay, attempt=replay.attempt)
+    count = rows.count()
+    payload = rows.aggregate(total=Sum(Length("payload")))["total"] or 0
+    after = _table_bytes()
+    return {
+        "database": connection.vendor,
+        "dense": {
+            "nodes": nodes,
+            "runningPods": nodes * per_node,
+            "pending": pending,
+            "cycles": count,
+            "payloadBytes": payload,
+            "payloadBytesPerCycle": round(payload / count) if count else 0,
+            "tableBytesAdded": None if before is None or after is None else after - before,
+            "uploadParsedSeconds": round(replay.stored_seconds, 1),
+            "replaySeconds": round(replay.elapsed, 1),
+            "cyclesPerSecond": round(count / replay.elapsed, 1) if replay.elapsed else 0.0,
+        },
+        "cyclePage": _pages(user, replay, pages),
+    }
 
 
 def run(database_url: str, pages: int = 200) -> dict[str, Any]:
