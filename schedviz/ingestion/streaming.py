@@ -156,33 +156,34 @@ class _Counted:
     def __init__(self, chunks: Iterable[bytes], progress: Progress, on_progress: Callable[[], None]) -> None:
         self.chunks = iter(chunks)
         self.buf = b""
+        self.at = 0  # bytes of buf already read
         self.progress = progress
         self.on_progress = on_progress
         self.done = False
 
-    def read(self, n: int = -1) -> bytes:
-        while not self.done and (n < 0 or len(self.buf) < n):
+    def _fill(self, n: int) -> None:
+        """Until ``n`` bytes are buffered past the cursor (all of them when n < 0), or the end."""
+        while not self.done and (n < 0 or len(self.buf) - self.at < n):
             try:
                 chunk = next(self.chunks)
             except StopIteration:
                 self.done = True
                 break
-            self.buf += chunk
-        if n < 0 or n >= len(self.buf):
-            out, self.buf = self.buf, b""
-        else:
-            out, self.buf = self.buf[:n], self.buf[n:]
+            self.buf = self.buf[self.at :] + chunk if self.at < len(self.buf) else chunk
+            self.at = 0
+
+    def read(self, n: int = -1) -> bytes:
+        self._fill(n)
+        end = len(self.buf) if n < 0 else min(len(self.buf), self.at + n)
+        out = self.buf[self.at : end]
+        self.at = end
         self.progress.bytes_read += len(out)
         self.on_progress()
         return out
 
     def peek(self, n: int) -> bytes:
-        while not self.done and len(self.buf) < n:
-            try:
-                self.buf += next(self.chunks)
-            except StopIteration:
-                self.done = True
-        return self.buf[:n]
+        self._fill(n)
+        return self.buf[self.at : self.at + n]
 
 
 class _Decompressed:
