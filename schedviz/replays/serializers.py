@@ -350,7 +350,12 @@ class LatencyPluginSerializer(serializers.Serializer[Any]):
 class LatencySerializer(serializers.Serializer[Any]):
     replay = serializers.UUIDField()
     cycles = serializers.IntegerField()
-    plugins = LatencyPluginSerializer(many=True)
+    warmupCycles = serializers.IntegerField(
+        help_text="The first cycles left out of the figures (they build what plugins index on first use)"
+    )
+    plugins = LatencyPluginSerializer(
+        many=True, help_text="Time in SchedViz's engine per plugin call, warm-up cycles left out"
+    )
 
 
 class CompareSerializer(serializers.Serializer[Any]):

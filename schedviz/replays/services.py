@@ -287,11 +287,16 @@ def timeline(replay: Replay) -> dict[str, Any]:
 
 
 def latency(replay: Replay) -> dict[str, Any]:
-    """Per extension point and plugin: calls, total, mean, p50, p95 and max microseconds over the replay."""
+    """Per extension point and plugin: calls, total, mean, p50, p95 and max microseconds over the replay,
+    the first cycle left out when there are others (it builds what plugins index on first use: warm-up,
+    not the steady cost)."""
     samples: dict[str, list[int]] = {}
-    cycles = 0
-    for timings in Cycle.objects.filter(replay=replay, attempt=replay.attempt).values_list("timings", flat=True):
-        cycles += 1
+    rows = list(
+        Cycle.objects.filter(replay=replay, attempt=replay.attempt).order_by("seq").values_list("timings", flat=True)
+    )
+    cycles = len(rows)
+    warmup = 1 if cycles > 1 else 0
+    for timings in rows[warmup:]:
         for key, micros in (timings or {}).items():
             samples.setdefault(key, []).append(int(micros))
     out = []
@@ -311,4 +316,4 @@ def latency(replay: Replay) -> dict[str, Any]:
                 "maxMicros": values[-1],
             }
         )
-    return {"replay": str(replay.pk), "cycles": cycles, "plugins": out}
+    return {"replay": str(replay.pk), "cycles": cycles, "warmupCycles": warmup, "plugins": out}

@@ -202,12 +202,12 @@ def test_a_5000_node_cycle_at_both_sizes(page: Page, server: str, api: Api, shot
     assert api(f"/api/v1/replays/{rid}/")["status"] == "succeeded"
     labels = {n["name"]: n["labels"] for n in api(f"/api/v1/snapshots/{snap['id']}/nodes/?page_size=1000&page=1")["results"]}
     zone = next(iter(labels.values()))[ZONE]
-    in_zone = sum(
-        1
+    zones = Counter(
+        n["zone"]
         for p in range(1, nodes // 1000 + 1)
         for n in api(f"/api/v1/snapshots/{snap['id']}/nodes/?page_size=1000&page={p}")["results"]
-        if n["labels"].get(ZONE) == zone
     )
+    in_zone = zones[zone]
     first = api(f"/api/v1/replays/{rid}/cycles/1/?page_size=5")
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
@@ -226,6 +226,13 @@ def test_a_5000_node_cycle_at_both_sizes(page: Page, server: str, api: Api, shot
         expect(drawer.locator("tr[data-resource=cpu]")).to_be_visible(timeout=60_000)
         in_view(page, "[data-testid=node-drawer] tr[data-resource=cpu]")
         shot(page, f"ux-5000-nodes-{width}", full_page=False)
+        # the cluster over time: 5000 rows as labelled zone bands
+        page.goto(f"{server}/replays/{rid}/timeline?group=zone")
+        groups = page.get_by_role("list", name="Node groups").get_by_role("listitem")
+        expect(groups).to_have_count(len(zones), timeout=60_000)
+        for k, (z, count) in enumerate(sorted(zones.items())):
+            expect(groups.nth(k)).to_have_text(f"{z} ({count})")
+        shot(page, f"ux-5000-timeline-{width}", full_page=False)
 
 
 def test_start_a_replay_with_a_name_and_a_preemption_mode_then_pick_it_to_compare(
@@ -311,3 +318,38 @@ def test_what_would_make_it_fit_starts_with_one_line_and_keeps_the_pods_intent_f
     expect(page.get_by_test_id("summary")).to_contain_text(f"ahead of the runner-up {runner['node']}")
     expect(page.get_by_test_id("summary")).to_contain_text("to tie")
     shot(page, f"ux-why-here-{width}", full_page=False)
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES, ids=[f"{w}px" for w, _ in SIZES])
+def test_cluster_over_time_groups_sorts_and_zooms(page: Page, server: str, api: Api, shot: Shot, width: int, height: int) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    replay = sample_replay(api)
+    rid = replay["id"]
+    nodes = api(f"/api/v1/snapshots/{replay['snapshot']}/nodes/?page_size=1000")["results"]
+    zones = Counter(n["zone"] or "(no zone)" for n in nodes)
+    page.goto(f"{server}/replays/{rid}/timeline")
+    expect(page.locator("canvas[aria-label^='CPU allocation of']")).to_be_visible()
+    page.get_by_label("Group or sort the nodes").select_option("zone")
+    assert "group=zone" in page.url
+    groups = page.get_by_role("list", name="Node groups").get_by_role("listitem")
+    expect(groups).to_have_count(len(zones))
+    for k, (zone, count) in enumerate(sorted(zones.items())):
+        expect(groups.nth(k)).to_have_text(f"{zone} ({count})")
+    # hovering a row names its group and node
+    canvas = page.locator("canvas[aria-label^='CPU allocation of']")
+    box = canvas.bounding_box()
+    assert box
+    page.mouse.move(box["x"] + box["width"] - 5, box["y"] + 3)
+    expect(page.locator(".heatmap-tip")).to_contain_text(f"{sorted(zones)[0]} · ")
+    # the latency view says what it measures
+    expect(page.get_by_test_id("latency-note")).to_contain_text("SchedViz's own engine")
+    expect(page.get_by_test_id("latency-note")).to_contain_text("first cycle")
+    assert api(f"/api/v1/replays/{rid}/latency/")["warmupCycles"] == 1
+    shot(page, f"ux-timeline-by-zone-{width}", full_page=False)
+    # sorted by utilization, zoomed: the map grows and scrolls
+    page.get_by_label("Group or sort the nodes").select_option("utilization")
+    before = canvas.bounding_box()
+    page.get_by_label("Vertical zoom").select_option("4")
+    assert "zoom=4" in page.url
+    after = canvas.bounding_box()
+    assert before and after and after["height"] >= before["height"]

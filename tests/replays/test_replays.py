@@ -176,6 +176,7 @@ def test_timeline_and_latency(api: APIClient, upload: Callable[..., dict[str, An
     ]
     assert tl["cycles"][0]["requests"]["cpu"] == 500
     lat = api.get(f"/api/v1/replays/{rep['id']}/latency/").json()
-    assert lat["cycles"] == 2
+    # the first cycle is warm-up (plugins build their indexes): left out of the figures
+    assert lat["cycles"] == 2 and lat["warmupCycles"] == 1
     fit = next(p for p in lat["plugins"] if p["point"] == "Filter" and p["plugin"] == "NodeResourcesFit")
-    assert fit["calls"] == 2 and fit["p50Micros"] <= fit["p95Micros"] <= fit["maxMicros"]
+    assert fit["calls"] == 1 and fit["p50Micros"] <= fit["p95Micros"] <= fit["maxMicros"]

@@ -1057,6 +1057,9 @@ export interface components {
             /** Format: uuid */
             replay: string;
             cycles: number;
+            /** @description The first cycles left out of the figures (they build what plugins index on first use) */
+            warmupCycles: number;
+            /** @description Time in SchedViz's engine per plugin call, warm-up cycles left out */
             plugins: components["schemas"]["LatencyPlugin"][];
         };
         LatencyPlugin: {

@@ -13,10 +13,12 @@ export interface HeatmapProps {
   describe: (row: number, col: number, value: number) => string;
   onPickColumn?: (col: number) => void;
   label: string;
+  /** Rows where a new group of nodes starts: a line is drawn above each. */
+  separators?: number[];
 }
 
 /** A canvas heatmap: one pixel per cell drawn off-screen, scaled up without smoothing. */
-export function Heatmap({ values, rows, cols, width, height, cursor, describe, onPickColumn, label }: HeatmapProps) {
+export function Heatmap({ values, rows, cols, width, height, cursor, describe, onPickColumn, label, separators }: HeatmapProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const [tip, setTip] = useState<{ x: number; y: number; text: string } | null>(null);
   const [focusCell, setFocusCell] = useState<[number, number] | null>(null);
@@ -51,6 +53,10 @@ export function Heatmap({ values, rows, cols, width, height, cursor, describe, o
     ctx.drawImage(off, 0, 0, width, height);
     const cw = width / cols;
     const rh = height / rows;
+    if (separators?.length) {
+      ctx.fillStyle = "#ffffff";
+      for (const r of separators) if (r > 0) ctx.fillRect(0, r * rh - 1, width, 2);
+    }
     if (cursor !== null && cursor !== undefined && cursor >= 0 && cursor < cols) {
       ctx.fillStyle = "rgba(0,0,0,0.85)";
       ctx.fillRect(cursor * cw + cw / 2 - 1, 0, 2, height);
@@ -60,7 +66,7 @@ export function Heatmap({ values, rows, cols, width, height, cursor, describe, o
       ctx.lineWidth = 2;
       ctx.strokeRect(focusCell[1] * cw, focusCell[0] * rh, Math.max(cw, 3), Math.max(rh, 3));
     }
-  }, [values, rows, cols, width, height, cursor, focusCell]);
+  }, [values, rows, cols, width, height, cursor, focusCell, separators]);
 
   const cellAt = (e: MouseEvent<HTMLCanvasElement>): [number, number, number, number] => {
     const rect = e.currentTarget.getBoundingClientRect();

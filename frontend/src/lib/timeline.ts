@@ -2,6 +2,7 @@
 
 import { ApiError, api, fetchAll } from "../api/client";
 import type { CycleDetail, CycleSummary, PluginLatency, Resources, SnapshotNode, SnapshotPod, TimelineCycle } from "../api/types";
+import { rowsPerGroup, type NodeGroup } from "./nodeGroups";
 
 type Obj = Record<string, unknown>;
 
@@ -169,6 +170,8 @@ export interface AllocationMatrix {
   rowNodes: number[][];
   /** For each column, the last cycle it includes (0 = before the first cycle). */
   colCycle: number[];
+  /** The first row of each group of nodes (rows never mix groups). */
+  groupRows: number[];
 }
 
 export function resourcesOf(nodes: SnapshotNode[], cycles: TimelineCycle[]): string[] {
@@ -235,14 +238,24 @@ export function allocationMatrix(
   resource: string,
   maxCols: number,
   maxRows: number,
+  groups?: NodeGroup[],
 ): AllocationMatrix {
   const n = nodes.length;
   const totalCycles = cycles.length ? cycles[cycles.length - 1].seq : 0;
   const steps = totalCycles + 1;
   const cols = Math.max(1, Math.min(steps, maxCols));
-  const rows = Math.max(1, Math.min(n, maxRows));
+  const parts = groups && groups.length ? groups : [{ label: "", start: 0, count: n }];
+  const shares = rowsPerGroup(parts, Math.max(1, Math.min(n, maxRows)));
+  const rows = Math.max(1, shares.reduce((a, b) => a + b, 0));
   const rowNodes: number[][] = Array.from({ length: rows }, () => []);
-  for (let i = 0; i < n; i++) rowNodes[Math.floor((i * rows) / Math.max(1, n))].push(i);
+  const groupRows: number[] = [];
+  let first = 0;
+  parts.forEach((g, k) => {
+    const share = shares[k];
+    groupRows.push(first);
+    for (let j = 0; j < g.count; j++) rowNodes[first + Math.floor((j * share) / Math.max(1, g.count))].push(g.start + j);
+    first += share;
+  });
   const colCycle = Array.from({ length: cols }, (_, k) => (cols === steps ? k : Math.round(((k + 1) * (steps - 1)) / cols)));
   const alloc = Float64Array.from(nodes, (nd) => nd.allocatable[resource] ?? 0);
   const allocation = new Allocation(nodes, resource);
@@ -267,5 +280,5 @@ export function allocationMatrix(
     while (col < cols && colCycle[col] <= ci) capture(col++);
   }
   while (col < cols) capture(col++);
-  return { values, rows, cols, rowNodes, colCycle };
+  return { values, rows, cols, rowNodes, colCycle, groupRows };
 }

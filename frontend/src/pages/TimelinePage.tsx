@@ -7,6 +7,7 @@ import { ResultBadge } from "../components/Badges";
 import { UsageBar } from "../components/Bars";
 import { ErrorView, Loading } from "../components/Feedback";
 import { Heatmap } from "../components/Heatmap";
+import { GROUP_BY, groupOf, orderNodes, type GroupBy } from "../lib/nodeGroups";
 import { heatGradientCss } from "../lib/colors";
 import { formatAmount, formatMicros, formatPercent, plural, resourceLabel } from "../lib/format";
 import { allocationMatrix, loadLatency, loadTimeline, requestedAt, resourcesOf, type TimelineData } from "../lib/timeline";
@@ -212,13 +213,29 @@ export function TimelinePage() {
   }, [playing, cycleCount, setSp]);
 
   const resources = useMemo(() => (nodes.data && timeline.data ? resourcesOf(nodes.data, timeline.data.cycles) : ["cpu", "memory", "pods"]), [nodes.data, timeline.data]);
-  const maxRows = 210;
+  // at scale: nodes grouped (zone, instance type, pool) or sorted by utilisation, and a vertical zoom
+  const groupBy = (GROUP_BY.some((g) => g.value === sp.get("group")) ? sp.get("group") : "snapshot") as GroupBy;
+  const zoom = [1, 2, 4, 8].includes(Number(sp.get("zoom"))) ? Number(sp.get("zoom")) : 1;
+  const maxRows = 210 * zoom;
   const relative = sp.get("scale") === "relative";
+  const ordered = useMemo(() => {
+    if (!nodes.data || !timeline.data) return null;
+    let util: Float64Array | undefined;
+    if (groupBy === "utilization") {
+      const used = requestedAt(nodes.data, timeline.data.cycles, resource, timeline.data.cycles.length ? timeline.data.cycles[timeline.data.cycles.length - 1].seq : 0);
+      util = Float64Array.from(nodes.data, (n, i) => ((n.allocatable[resource] ?? 0) > 0 ? used[i] / (n.allocatable[resource] ?? 1) : Number.NaN));
+    }
+    return orderNodes(nodes.data, groupBy, util);
+  }, [nodes.data, timeline.data, groupBy, resource]);
   const matrix = useMemo(
-    () => (nodes.data && timeline.data ? allocationMatrix(nodes.data, timeline.data.cycles, resource, Math.floor((heatW - 120) / 2), maxRows) : null),
-    [nodes.data, timeline.data, resource, heatW],
+    () =>
+      ordered && timeline.data
+        ? allocationMatrix(ordered.nodes, timeline.data.cycles, resource, Math.floor((heatW - 120) / 2), maxRows, groupBy === "snapshot" || groupBy === "utilization" ? undefined : ordered.groups)
+        : null,
+    [ordered, timeline.data, resource, heatW, maxRows, groupBy],
   );
-  const rowH = matrix ? Math.max(2, Math.min(16, Math.floor(420 / matrix.rows))) : 8;
+  const rowH = matrix ? Math.max(2, Math.min(16, Math.floor((420 * zoom) / matrix.rows))) : 8;
+  const grouped = groupBy !== "snapshot" && groupBy !== "utilization" && !!ordered && ordered.groups.length > 1;
   // relative: the busiest cell of the map is the top of the colour scale (low utilisation stays readable)
   const peak = useMemo(() => {
     if (!matrix) return 1;
@@ -230,7 +247,7 @@ export function TimelinePage() {
     if (!matrix || !relative || peak <= 0 || peak >= 1) return matrix?.values ?? new Float32Array();
     return matrix.values.map((v) => (Number.isNaN(v) ? v : v / peak));
   }, [matrix, relative, peak]);
-  const showLabels = rowH >= 11;
+  const showLabels = rowH >= 11 || grouped;
   const heatH = matrix ? matrix.rows * rowH : 200;
   const cursorCol = useMemo(() => {
     if (!matrix) return null;
@@ -283,6 +300,26 @@ export function TimelinePage() {
               Fit to busiest
             </button>
           </div>
+          <label className="row small" style={{ gap: 4 }}>
+            Rows
+            <select value={groupBy} onChange={(e) => setParam("group", e.target.value)} aria-label="Group or sort the nodes">
+              {GROUP_BY.map((g) => (
+                <option key={g.value} value={g.value}>
+                  {g.value === "utilization" ? "sorted by utilization" : g.value === "snapshot" ? "in snapshot order" : `grouped by ${g.label.toLowerCase()}`}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="row small" style={{ gap: 4 }}>
+            Zoom
+            <select value={zoom} onChange={(e) => setParam("zoom", e.target.value)} aria-label="Vertical zoom">
+              {[1, 2, 4, 8].map((z) => (
+                <option key={z} value={z}>
+                  ×{z}
+                </option>
+              ))}
+            </select>
+          </label>
           <span className="small muted">0%</span>
           <span className="colorscale" style={{ background: heatGradientCss() }} aria-hidden="true" />
           <span className="small muted">{relative && peak > 0 && peak < 1 ? formatPercent(peak * 100) : "100%"}</span>
@@ -302,12 +339,27 @@ export function TimelinePage() {
               <QueueStrip data={timeline.data} width={heatW - (showLabels ? labelsW : 0)} cursor={cursor} onPick={(c) => setParam("cycle", String(c))} />
             </div>
             <div style={{ height: 6 }} />
-            <div style={{ display: "flex" }}>
-            {showLabels ? (
+            <div style={{ display: "flex", maxHeight: zoom > 1 ? 640 : undefined, overflowY: zoom > 1 ? "auto" : undefined }} data-testid="heatmap-scroll">
+            {showLabels && grouped && ordered ? (
+              <div style={{ width: labelsW, flex: "none", position: "relative", height: heatH }} aria-label="Node groups" role="list">
+                {ordered.groups.map((g, k) => (
+                  <div
+                    key={g.label}
+                    role="listitem"
+                    className="ellipsis small"
+                    title={`${g.label}: ${g.count} node${g.count === 1 ? "" : "s"}`}
+                    data-group={g.label}
+                    style={{ position: "absolute", top: matrix.groupRows[k] * rowH, right: 0, left: 0, paddingRight: 6, textAlign: "right", lineHeight: "14px" }}
+                  >
+                    {g.label} <span className="muted">({g.count})</span>
+                  </div>
+                ))}
+              </div>
+            ) : showLabels ? (
               <div aria-hidden="true" style={{ width: labelsW, flex: "none", paddingTop: 1 }}>
                 {matrix.rowNodes.map((ns, k) => (
                   <div key={k} className="ellipsis" style={{ height: rowH, lineHeight: `${rowH}px`, fontSize: Math.min(11.5, rowH - 1), paddingRight: 6, textAlign: "right" }}>
-                    {nodes.data?.[ns[0]]?.name}
+                    {ordered?.nodes[ns[0]]?.name}
                   </div>
                 ))}
               </div>
@@ -319,11 +371,14 @@ export function TimelinePage() {
               width={heatW - (showLabels ? labelsW : 0)}
               height={heatH}
               cursor={cursorCol}
+              separators={grouped ? matrix.groupRows : undefined}
               label={`${resourceLabel(resource)} allocation of ${nodes.data?.length} nodes over ${cycleCount} cycles`}
               onPickColumn={(col) => setParam("cycle", String(matrix.colCycle[col]))}
               describe={(row, col, v) => {
-                const ns = matrix.rowNodes[row].map((i) => nodes.data?.[i]?.name ?? "");
-                const who = ns.length === 1 ? ns[0] : `${ns[0]} … ${ns[ns.length - 1]} (${ns.length} nodes, busiest)`;
+                const ns = matrix.rowNodes[row].map((i) => ordered?.nodes[i]?.name ?? "");
+                const first = ordered?.nodes[matrix.rowNodes[row][0]];
+                const group = grouped && first ? `${groupOf(first, groupBy)} · ` : "";
+                const who = group + (ns.length === 1 ? ns[0] : `${ns[0]} … ${ns[ns.length - 1]} (${ns.length} nodes, busiest)`);
                 const c = matrix.colCycle[col];
                 const real = matrix.values[row * matrix.cols + col];
                 void v;
@@ -382,6 +437,11 @@ export function TimelinePage() {
           </section>
           <section className="panel" aria-labelledby="lat-title">
             <h2 id="lat-title">Per-plugin latency</h2>
+            <p className="small muted" data-testid="latency-note">
+              Time spent in SchedViz&apos;s own engine (Python) on this server, per plugin call: it says which plugins cost the replay most,
+              not how fast kube-scheduler (Go) runs them. The replay&apos;s first cycle, which builds the indexes plugins fill on first use,
+              is left out.
+            </p>
             {latency.error ? (
               <ErrorView error={latency.error} onRetry={latency.reload} />
             ) : !latency.data ? (
