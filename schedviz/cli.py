@@ -197,7 +197,7 @@ def _bench_upload(args: argparse.Namespace) -> int:
 def _bench_browser(args: argparse.Namespace) -> int:
     from .tools.bench_browser import run, summary
 
-    r = run(args.nodes, args.pods, args.steps, args.chromium)
+    r = run(args.nodes, args.pods, args.steps, args.chromium, pods_per_node=args.pods_per_node)
     if args.output:
         Path(args.output).write_text(json.dumps(r, indent=1) + "\n")
     print(json.dumps(r) if args.json else summary(r))
@@ -647,6 +647,14 @@ def build_parser() -> argparse.ArgumentParser:
     bb.add_argument("--nodes", type=int, default=5000)
     bb.add_argument("--pods", type=int, default=30, help="pending pods (cycles) of the synthetic snapshot")
     bb.add_argument("--steps", type=int, default=15, help="cycles played back one Step at a time")
+    bb.add_argument(
+        "--pods-per-node",
+        type=int,
+        default=0,
+        metavar="K",
+        help="the dense cluster of `schedviz bench --pods-per-node` instead, uploaded gzip'd: also the long tasks "
+        "while following, the upload until ready, and a cycle, Why here? and Cluster over time opened",
+    )
     bb.add_argument("--chromium", default=os.environ.get("SCHEDVIZ_CHROMIUM", "/usr/bin/chromium"))
     bb.add_argument("--output", metavar="FILE", help="also write the figures and samples as JSON")
     bb.add_argument("--json", action="store_true")

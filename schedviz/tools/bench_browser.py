@@ -183,8 +183,14 @@ def write_synthetic_snapshot(path: Path, nodes: int, pods: int) -> Path:
 HOOKS = r"""
 (() => {
   if (window.__svBench) return;
-  const B = { pending: {}, shown: [], messages: 0, sockets: 0, expectNodes: 0 };
+  const B = { pending: {}, shown: [], messages: 0, sockets: 0, expectNodes: 0, longTasks: [] };
   window.__svBench = B;
+  // every task of the page's main thread over 50 ms (the Long Tasks API)
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) B.longTasks.push({ start: e.startTime, ms: e.duration });
+    }).observe({ type: "longtask", buffered: true });
+  } catch (e) {}
   const Native = window.WebSocket;
   function Hooked(url, protocols) {
     const ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
@@ -255,6 +261,37 @@ HOOKS = r"""
 """
 
 
+def write_dense_snapshot(path: Path, nodes: int, pods_per_node: int, pending: int) -> Path:
+    """The dense, production-shaped cluster of `schedviz bench --pods-per-node`, gzip'd as an operator
+    would upload a kubectl dump of that size."""
+    import gzip
+    import shutil
+
+    from schedviz.tools.dense_cluster import DenseShape, write_dump
+
+    raw = path.with_suffix("")
+    write_dump(raw, DenseShape(nodes=nodes, pods_per_node=pods_per_node, pending=pending), "json")
+    with raw.open("rb") as src, gzip.open(path, "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    raw.unlink()
+    return path
+
+
+def _long_tasks(page: Page, since: float, until: float | None = None) -> dict[str, Any]:
+    """The page's long tasks (over 50 ms) that started in [since, until] (page time, ms)."""
+    tasks: list[dict[str, float]] = page.evaluate("() => window.__svBench ? window.__svBench.longTasks : []")
+    inside = [t["ms"] for t in tasks if t["start"] >= since and (until is None or t["start"] <= until)]
+    return {
+        "count": len(inside),
+        "over200ms": sum(1 for ms in inside if ms > TARGET_MS),
+        "maxMs": round(max(inside), 1) if inside else 0.0,
+    }
+
+
+def _page_time(page: Page) -> float:
+    return float(page.evaluate("() => performance.now()"))
+
+
 def _p95(values: list[float]) -> float:
     v = sorted(values)
     return v[min(len(v) - 1, max(0, math.ceil(0.95 * len(v)) - 1))]
@@ -298,7 +335,7 @@ def _collect(page: Page) -> list[dict[str, Any]]:
     return out
 
 
-def upload_snapshot(page: Page, base: str, path: Path, timeout_ms: float = 120_000) -> str:
+def upload_snapshot(page: Page, base: str, path: Path, timeout_ms: float = 600_000) -> str:
     """Upload a file through the Snapshots page's file input; return the new snapshot's id."""
     page.goto(f"{base}/snapshots")
     page.set_input_files("[data-testid=file-input]", str(path))
@@ -323,19 +360,24 @@ def measure(page: Page, base: str, snapshot_file: Path, nodes: int, steps: int =
     `page` must be signed in. Returns the figures (milliseconds) and every sample.
     """
     page.add_init_script(HOOKS)
+    t_upload = time.monotonic()
     snapshot_id = upload_snapshot(page, base, snapshot_file)
     page.evaluate("n => { window.__svBench.expectNodes = n; }", nodes)
-    # the replay page follows the replay live while it runs
-    page.get_by_role("button", name=re.compile(r"^Replay [\d,]+ pending pods?$")).click()
+    # the replay page follows the replay live while it runs (a large upload is read on the worker
+    # first: the button comes when the snapshot is ready)
+    page.get_by_role("button", name=re.compile(r"^Replay [\d,]+ pending pods?$")).click(timeout=900_000)
+    ready_s = time.monotonic() - t_upload
     page.wait_for_url(f"{base}/replays/*", timeout=30_000)
     replay_id = page.url.rstrip("/").rsplit("/", 1)[-1]
     page.evaluate("n => { window.__svBench.expectNodes = n; }", nodes)
-    replay = wait_replay_done(page, base, replay_id)
+    following_from = _page_time(page)
+    replay = wait_replay_done(page, base, replay_id, timeout_s=1800.0)
     if replay["status"] != "succeeded":
         raise BrowserBenchError(f"replay {replay_id} {replay['status']}: {replay.get('reason', '')}")
     # the last cycle may still be on its way to the screen
     with contextlib.suppress(Exception):
         page.wait_for_function("() => Object.keys(window.__svBench.pending).length === 0", timeout=3000)
+    following = _long_tasks(page, following_from)
     live = _collect(page)
     live_messages = page.evaluate("() => window.__svBench.messages")
 
@@ -361,6 +403,7 @@ def measure(page: Page, base: str, snapshot_file: Path, nodes: int, steps: int =
             "() => !document.querySelector('[aria-label^=\"Step to the next\"]').disabled", timeout=30_000
         )
     stepped = _collect(page)
+    views = _open_views(page, base, replay_id, total)
     version = page.context.browser.version if page.context.browser else ""
     return {
         "metric": "time from a cycle's last websocket message (cycle.end) to its verdicts and top scores on screen",
@@ -374,12 +417,41 @@ def measure(page: Page, base: str, snapshot_file: Path, nodes: int, steps: int =
         "replay": replay_id,
         "chromium": version,
         "step": _figures(stepped),
-        "live": {**_figures(live), "messages": live_messages},
+        "live": {**_figures(live), "messages": live_messages, "longTasks": following},
+        "uploadToReadySeconds": round(ready_s, 1),
+        "views": views,
         "samples": {"step": stepped, "live": live},
     }
 
 
-def run(nodes: int = 5000, pods: int = 30, steps: int = 10, chromium: str = CHROMIUM) -> dict[str, Any]:
+def _open_views(page: Page, base: str, replay_id: str, total: int) -> dict[str, Any]:
+    """The finished replay's pages opened from their URLs: the time until each shows its content,
+    and the long tasks while it loads (a cycle page: its node grid; the cluster over time)."""
+    out: dict[str, Any] = {}
+    first = page.request.get(f"{base}/api/v1/replays/{replay_id}/cycles/?page_size=1").json()["results"][0]
+    ns, _, name = str(first["pod"]).partition("/")
+    targets = [
+        ("cycle", f"{base}/replays/{replay_id}/cycles/{max(1, total // 2)}", NODE_GRID),
+        ("lastCycle", f"{base}/replays/{replay_id}/cycles/{total}", NODE_GRID),
+        ("whyHere", f"{base}/replays/{replay_id}/pods/{ns}/{name}", "h1"),
+        ("clusterOverTime", f"{base}/replays/{replay_id}/timeline", "svg, canvas"),
+    ]
+    for name, url, selector in targets:
+        t0 = time.monotonic()
+        page.goto(url)
+        try:
+            page.locator(selector).first.wait_for(timeout=60_000)
+            page.wait_for_load_state("networkidle", timeout=60_000)
+        except Exception as exc:  # a view that does not come is reported, not fatal to the figures
+            out[name] = {"error": str(exc).splitlines()[0]}
+            continue
+        out[name] = {"seconds": round(time.monotonic() - t0, 2), "longTasks": _long_tasks(page, 0.0)}
+    return out
+
+
+def run(
+    nodes: int = 5000, pods: int = 30, steps: int = 10, chromium: str = CHROMIUM, pods_per_node: int = 0
+) -> dict[str, Any]:
     """Everything: a server of its own, Chromium, the measurement."""
     try:
         from playwright.sync_api import sync_playwright
@@ -392,7 +464,12 @@ def run(nodes: int = 5000, pods: int = 30, steps: int = 10, chromium: str = CHRO
         tmp_path = Path(tmp)
         if not (ROOT / "schedviz" / "explorer" / "index.html").exists():
             raise BrowserBenchError("the explorer is not built: cd frontend && npm ci && npm run build")
-        snapshot = write_synthetic_snapshot(tmp_path / f"synthetic-{nodes}.json", nodes, pods)
+        if pods_per_node:
+            snapshot = write_dense_snapshot(
+                tmp_path / f"dense-{nodes}x{pods_per_node}.json.gz", nodes, pods_per_node, pods
+            )
+        else:
+            snapshot = write_synthetic_snapshot(tmp_path / f"synthetic-{nodes}.json", nodes, pods)
         with demo_server(tmp_path / "data") as base, sync_playwright() as pw:
             browser = launch_chromium(pw, chromium)
             try:
@@ -424,5 +501,25 @@ def summary(r: dict[str, Any]) -> str:
             f"{r['nodes']}-node cycles in Chromium {r['chromium']}: last websocket message -> verdicts and top scores on screen",
             line("step (playback, one cycle per click)", r["step"]),
             line("live (while the replay runs)", r["live"]),
+            *_dense_lines(r),
         ]
     )
+
+
+def _dense_lines(r: dict[str, Any]) -> list[str]:
+    out = []
+    lt = r["live"].get("longTasks")
+    if lt is not None:
+        out.append(
+            f"  while following: {lt['count']} long tasks, {lt['over200ms']} over {r['targetMs']:.0f} ms, "
+            f"the longest {lt['maxMs']} ms"
+        )
+    if "uploadToReadySeconds" in r:
+        out.append(f"  upload to ready (read on the worker): {r['uploadToReadySeconds']} s")
+    for name, v in (r.get("views") or {}).items():
+        if "error" in v:
+            out.append(f"  {name}: {v['error']}")
+        else:
+            t = v["longTasks"]
+            out.append(f"  {name}: {v['seconds']} s to show; longest task {t['maxMs']} ms ({t['over200ms']} over 200 ms)")
+    return out
