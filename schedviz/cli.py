@@ -340,7 +340,7 @@ def _report_summary(report: dict[str, Any], failures: list[str]) -> str:
 
 def _plan_inputs(args: argparse.Namespace) -> tuple[Any, Any]:
     """The snapshot and configuration of a plan (capacity, drain, scale-up)."""
-    snapshot = load_paths(args.paths)
+    snapshot = load_paths(args.paths, freeze=True)
     return snapshot, load_config(args.config if args.config else snapshot.config)
 
 
