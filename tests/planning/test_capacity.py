@@ -122,32 +122,25 @@ def test_round_robin_and_in_order_for_an_application() -> None:
     snap = load_objects(objs)
     a, b = _spec("a", cpu="1"), _spec("b", cpu="2")
     rr = capacity(snap, [pod_spec(a, "a"), pod_spec(b, "b")])
-    # a replay of a0 b0 a1 b1 ... places the same
+    # a replay of a0 b0 a1 b1 ... as pending pods: the copies before the first that fails all fit
     created = created_at(snap)
     inter: list[dict[str, Any]] = []
     for k in range(rr.specs[0].replicas + 2):
         inter += _copies(a, 1, created, f"a{k}") + _copies(b, 1, created, f"b{k}")
     got = replay(objs + inter, None, "dry-run")
-    scheduled = [p for p, r in got.items() if r[0] == "Scheduled"]
-    first_fail = next(
-        i for i, c in enumerate(inter) if got[f"default/{c['metadata']['name']}"][0] != "Scheduled"
-    )
-    assert (
-        len(
-            [
-                p
-                for p in scheduled
-                if inter.index(next(c for c in inter if f"default/{c['metadata']['name']}" == p)) < first_fail
-            ]
-        )
-        == rr.replicas
-    )
-    assert rr.specs[0].replicas in (rr.specs[1].replicas, rr.specs[1].replicas + 1)
+    results = [got[f"default/{c['metadata']['name']}"] for c in inter]
+    first_fail = next(i for i, r in enumerate(results) if r[0] != "Scheduled")
     assert rr.replicas == first_fail
+    assert rr.specs[0].replicas == (first_fail + 1) // 2 and rr.specs[1].replicas == first_fail // 2
+    assert rr.stop is not None and rr.stop.message == results[first_fail][2]
+    # in order: copies of a first, then of b on top of them
     ordered = capacity(snap, [pod_spec(a, "a"), pod_spec(b, "b")], order=IN_ORDER)
     assert ordered.specs[0].replicas == 16  # a fills every CPU first
     assert ordered.specs[1].replicas == 0
     assert ordered.specs[1].stop is not None and ordered.specs[1].stop.reason == "unschedulable"
+    got = replay(objs + _copies(a, 17, created, "a") + _copies(b, 1, created, "b"), None, "dry-run")
+    assert [got[f"default/a-{k}"][0] for k in range(17)] == ["Scheduled"] * 16 + ["Unschedulable"]
+    assert got["default/b-0"][2] == ordered.specs[1].stop.message
 
 
 def _write(tmp_path: Path, name: str, doc: Any) -> str:
