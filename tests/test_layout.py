@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "schedviz"
 PLAIN = ("engine", "lib", "outbound", "cycles", "planning", "reports", "kube")
-APPS = ("accounts", "ingestion", "replays", "live")
+APPS = ("accounts", "ingestion", "replays", "live", "plans")
 KNOWN_CYCLES: list[set[str]] = []
 
 
