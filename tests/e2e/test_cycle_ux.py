@@ -353,3 +353,85 @@ def test_cluster_over_time_groups_sorts_and_zooms(page: Page, server: str, api: 
     assert "zoom=4" in page.url
     after = canvas.bounding_box()
     assert before and after and after["height"] >= before["height"]
+
+
+MOST_ALLOCATED = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "profiles": [
+        {
+            "schedulerName": "default-scheduler",
+            "pluginConfig": [
+                {
+                    "name": "NodeResourcesFit",
+                    "args": {
+                        "scoringStrategy": {
+                            "type": "MostAllocated",
+                            "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+                        }
+                    },
+                }
+            ],
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES, ids=[f"{w}px" for w, _ in SIZES])
+def test_compare_says_why_pods_moved_and_what_it_does_to_the_cluster(
+    page: Page, server: str, api: Api, shot: Shot, width: int, height: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": height})
+    a = sample_replay(api)
+    b = _post(page, "/api/v1/replays/", {"snapshot": a["snapshot"], "all_nodes": True, "config": MOST_ALLOCATED, "name": f"packed {width}"})
+    for _ in range(300):
+        if api(f"/api/v1/replays/{b['id']}/")["status"] == "succeeded":
+            break
+        page.wait_for_timeout(200)
+    comparison = api(f"/api/v1/replays/{a['id']}/compare/{b['id']}/")
+    assert comparison["moved"], "packing moves some of the sample's pods"
+    nodes = {n["name"]: n for n in api(f"/api/v1/snapshots/{a['snapshot']}/nodes/?page_size=1000")["results"]}
+
+    def placed_per_zone(rid: str) -> dict[str, int]:
+        net: Counter[str] = Counter()
+        for c in api(f"/api/v1/replays/{rid}/timeline/")["cycles"]:
+            if c["result"] == "Scheduled" and c["node"]:
+                net[c["node"]] += 1
+            for e in c["evictions"]:
+                net[e["node"]] -= 1
+        zones: Counter[str] = Counter()
+        for node, k in net.items():
+            if k > 0:
+                zones[nodes[node]["zone"] or "(no zone)"] += k
+        return dict(zones)
+
+    za, zb = placed_per_zone(a["id"]), placed_per_zone(b["id"])
+    page.goto(f"{server}/compare/{a['id']}/{b['id']}")
+    effect = page.locator("section[aria-labelledby=effect-title]")
+    expect(effect.locator("tr[data-row=newly-unschedulable] td").nth(2)).to_have_text(
+        str(comparison["counts"]["newlyUnschedulable"])
+    )
+    label = ", ".join(f"{z} A {za.get(z, 0)} B {zb.get(z, 0)}" for z in sorted(set(za) | set(zb)))
+    expect(effect.get_by_role("img", name=f"Pods placed per zone: {label}")).to_be_visible()
+    expect(effect.get_by_role("img", name=re.compile(r"^Nodes by CPU utilization: "))).to_be_visible()
+    shot(page, f"ux-compare-effect-{width}", full_page=False)
+
+    # why the first moved pod moved: both configurations' scores for both nodes, the totals as stored
+    moved = comparison["moved"][0]
+    page.get_by_role("button", name=f"Why did {moved['pod']} move?").click()
+    why = page.get_by_test_id("why-moved")
+    totals = why.locator("tr[data-plugin=total] th")
+
+    def stored_total(rid: str, node: str) -> str:
+        seq = next(c["seq"] for c in api(f"/api/v1/replays/{rid}/cycles/?pod={moved['pod']}")["results"] if c["result"] == "Scheduled")
+        rows = api(f"/api/v1/replays/{rid}/cycles/{seq}/?page_size=1000")["nodes"]["results"]
+        total = next(n for n in rows if n["name"] == node)["total"]
+        return "\u2013" if total is None else str(total)
+
+    expect(totals.nth(2)).to_have_text(stored_total(a["id"], moved["from"]))
+    expect(totals.nth(3)).to_have_text(stored_total(a["id"], moved["to"]))
+    expect(totals.nth(5)).to_have_text(stored_total(b["id"], moved["from"]))
+    expect(totals.nth(6)).to_have_text(stored_total(b["id"], moved["to"]))
+    expect(why).to_contain_text(f"In A, {moved['from']} led {moved['to']} by")
+    why.scroll_into_view_if_needed()
+    shot(page, f"ux-compare-why-moved-{width}", full_page=False)

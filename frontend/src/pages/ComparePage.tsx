@@ -6,6 +6,7 @@ import { replayLabel } from "../lib/replayLabel";
 import { useApi, useLoader } from "../api/useApi";
 import { ResultBadge, StatusBadge } from "../components/Badges";
 import { ProgressBar } from "../components/Bars";
+import { ClusterEffectPanel, MovedRow } from "../components/CompareEffect";
 import { Async, Empty, ErrorView, Loading } from "../components/Feedback";
 import { podPath } from "./CycleView";
 
@@ -129,6 +130,8 @@ function CompareResult({ c, a, b }: { c: Comparison; a: Replay; b: Replay }) {
         </p>
       </section>
 
+      <ClusterEffectPanel a={a} b={b} newlyUnschedulable={c.counts.newlyUnschedulable ?? 0} />
+
       {c.newlyUnschedulable.length ? (
         <section className="panel" aria-labelledby="nu-title">
           <h2 id="nu-title">Newly unschedulable</h2>
@@ -168,23 +171,22 @@ function CompareResult({ c, a, b }: { c: Comparison; a: Replay; b: Replay }) {
                 <th>Pod</th>
                 <th>A: node (total)</th>
                 <th>B: node (total)</th>
+                <th>Why it moved</th>
               </tr>
             </thead>
             <tbody>
               {c.moved.map((p) => (
-                <tr key={p.pod}>
-                  <td>
+                <MovedRow
+                  key={p.pod}
+                  a={a.id}
+                  b={b.id}
+                  p={p}
+                  podLink={
                     <Link className="mono" to={explainB(p.pod)}>
                       {p.pod}
                     </Link>
-                  </td>
-                  <td>
-                    {p.from} <span className="muted">({p.fromTotal ?? "–"})</span>
-                  </td>
-                  <td>
-                    → {p.to} <span className="muted">({p.toTotal ?? "–"})</span>
-                  </td>
-                </tr>
+                  }
+                />
               ))}
             </tbody>
           </table>
