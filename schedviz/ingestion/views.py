@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -39,6 +39,18 @@ def upload_error(exc: UploadError) -> ApiError:
 
 
 @extend_schema(tags=["snapshots"])
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "status",
+                str,
+                enum=Snapshot.Status.values,
+                description="Only snapshots in this state (`ready`: those that can be replayed)",
+            )
+        ]
+    )
+)
 class SnapshotViewSet(
     OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin
 ):
@@ -49,6 +61,10 @@ class SnapshotViewSet(
 
     def get_queryset(self) -> QuerySet[Any]:
         qs = super().get_queryset()
+        if self.action == "list":
+            wanted = choice(self.request, "status", Snapshot.Status.values)
+            if wanted:
+                qs = qs.filter(status=wanted)
         # megabytes per row: the listings and details never show them, and the summary is read (once per
         # process) only when its decoded copy is not cached
         return qs.defer("objects_blob", "summary_blob")

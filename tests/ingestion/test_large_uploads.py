@@ -324,3 +324,8 @@ def test_uploads_in_progress_do_not_collide_on_the_content_hash(
     assert a.status_code == b.status_code == 202 and delay.call_count == 2
     assert {s.status for s in Snapshot.objects.all()} == {"pending"}
     assert UploadChunk.objects.count() == 2
+    # the listing says so, and filters by state
+    assert {s["status"] for s in api.get("/api/v1/snapshots/").json()["results"]} == {"pending"}
+    assert api.get("/api/v1/snapshots/?status=ready").json()["count"] == 0
+    assert api.get("/api/v1/snapshots/?status=pending").json()["count"] == 2
+    assert api.get("/api/v1/snapshots/?status=nope").status_code == 400
