@@ -48,6 +48,83 @@ const capacityPlan: Plan = {
   },
 };
 
+const drainPlan: Plan = {
+  ...capacityPlan,
+  id: "p2",
+  kind: "drain",
+  name: "drain a",
+  result: {
+    kind: "DrainPlan",
+    nodes: ["a"],
+    respectPdb: true,
+    summary: { pods: 3, evicted: 1, deleted: 0, stay: 2, recreated: 1, scheduled: 0, unschedulable: 1, budgetsViolated: 0 },
+    pods: [
+      { pod: "default/agent", node: "a", action: "stays", reason: "DaemonSet pod" },
+      { pod: "default/web-1", node: "a", action: "stays", reason: "eviction refused by a PodDisruptionBudget: Cannot evict pod" },
+      {
+        pod: "default/db-0",
+        node: "a",
+        action: "evicted",
+        reason: "recreated by StatefulSet db",
+        replacement: "default/db-0",
+        result: "Unschedulable",
+        selectedNode: null,
+        message: "0/2 nodes are available: 1 node(s) were unschedulable, 1 Insufficient cpu.",
+      },
+    ],
+    budgets: [{ name: "default/web", disruptionsAllowed: 0, desiredHealthy: 1, currentHealthy: 1, violated: false, evicted: [], blocked: ["default/web-1"] }],
+    otherPending: [],
+  },
+};
+
+const scaleUpPlan: Plan = {
+  ...capacityPlan,
+  id: "p3",
+  kind: "scale-up",
+  name: "scale-up",
+  replays: [
+    { label: "a", replay: "r1", snapshot: "s2" },
+    { label: "big", replay: "r2", snapshot: "s3" },
+  ],
+  result: {
+    kind: "ScaleUpPlan",
+    templates: [
+      {
+        template: "a",
+        source: "node",
+        maxNodes: 10,
+        stop: "no-progress",
+        nodesAdded: 1,
+        nodesNeeded: null,
+        pendingPods: 2,
+        scheduledBefore: 1,
+        scheduled: 1,
+        steps: [
+          { nodes: 0, scheduled: 1, unschedulable: 1, podsOnNewNodes: {} },
+          { nodes: 1, scheduled: 1, unschedulable: 1, podsOnNewNodes: { "a-template-1": 0 } },
+        ],
+        helpless: [{ pod: "default/huge", result: "Unschedulable", message: "m", why: "NodeResourcesFit: Insufficient cpu", helps: false }],
+      },
+      {
+        template: "big",
+        source: "big.yaml",
+        maxNodes: 10,
+        stop: "fits",
+        nodesAdded: 1,
+        nodesNeeded: 1,
+        pendingPods: 2,
+        scheduledBefore: 1,
+        scheduled: 2,
+        steps: [
+          { nodes: 0, scheduled: 1, unschedulable: 1, podsOnNewNodes: {} },
+          { nodes: 1, scheduled: 2, unschedulable: 0, podsOnNewNodes: { "big-template-1": 1 } },
+        ],
+        helpless: [],
+      },
+    ],
+  },
+};
+
 let requests: { method: string; url: string; body: unknown }[] = [];
 
 beforeEach(() => {
@@ -59,6 +136,8 @@ beforeEach(() => {
       requests.push({ method, url, body: typeof init?.body === "string" ? JSON.parse(init.body) : undefined });
       if (url.startsWith("/api/v1/replays/r1/cycles/")) return json({ count: 1, next: null, previous: null, results: [{ seq: 4 }] });
       if (url === "/api/v1/plans/p1/") return json(capacityPlan);
+      if (url === "/api/v1/plans/p2/") return json(drainPlan);
+      if (url === "/api/v1/plans/p3/") return json(scaleUpPlan);
       if (url.startsWith("/api/v1/snapshots/"))
         return json({ count: 1, next: null, previous: null, results: [{ id: "s1", name: "prod", node_count: 2 }] });
       if (url.startsWith("/api/v1/plans/") && method === "GET") return json({ count: 0, next: null, previous: null, results: [] });
@@ -87,6 +166,32 @@ describe("PlanPage", () => {
     expect(requests.some((r) => r.url === "/api/v1/replays/r1/cycles/?pod=default%2Fweb-bcdfg")).toBe(true);
     expect(screen.getByRole("link", { name: "Open the plan's replay" })).toHaveAttribute("href", "/replays/r1");
     expect(screen.getByRole("region", { name: "Utilization before and after" })).toHaveTextContent("0.0% → 37.5%");
+  });
+
+  it("shows a drain and a scale-up answer", async () => {
+    const { unmount } = render(
+      <MemoryRouter initialEntries={["/plans/p2"]}>
+        <Routes>
+          <Route path="/plans/:id" element={<PlanPage />} />
+        </Routes>
+      </MemoryRouter>,
+    );
+    expect(await screen.findByRole("heading", { name: "Drain a: 1 recreated, 1 unschedulable" })).toBeInTheDocument();
+    expect(screen.getByText("0/2 nodes are available: 1 node(s) were unschedulable, 1 Insufficient cpu.")).toBeInTheDocument();
+    expect(screen.getByText(/default\/web: respected \(healthy 1 of 1 desired; 0 evicted, 1 blocked\)/)).toBeInTheDocument();
+    expect(screen.getByRole("link", { name: "Why here?" })).toHaveAttribute("href", "/replays/r1/pods/default/db-0");
+    unmount();
+    render(
+      <MemoryRouter initialEntries={["/plans/p3"]}>
+        <Routes>
+          <Route path="/plans/:id" element={<PlanPage />} />
+        </Routes>
+      </MemoryRouter>,
+    );
+    expect(await screen.findByRole("heading", { name: /^big: 1 node makes all 2 pending pods schedulable/ })).toBeInTheDocument();
+    expect(screen.getByRole("heading", { name: "Pods no number of such nodes helps" })).toBeInTheDocument();
+    expect(screen.getByText("NodeResourcesFit: Insufficient cpu")).toBeInTheDocument();
+    expect(screen.getByRole("link", { name: "Replay (big)" })).toHaveAttribute("href", "/replays/r2");
   });
 
   it("asks a question: names what is missing, then posts it and opens the plan", async () => {

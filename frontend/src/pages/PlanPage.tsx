@@ -265,7 +265,7 @@ function DrainView({ result, replay }: { result: DrainResult; replay: PlanReplay
 function TemplateView({ t, replay }: { t: ScaleUpTemplate; replay: PlanReplay | undefined }) {
   const verdict =
     t.nodesNeeded !== null
-      ? `${plural(t.nodesNeeded, "node")} make all ${t.pendingPods} pending pods schedulable`
+      ? `${plural(t.nodesNeeded, "node")} ${t.nodesNeeded === 1 ? "makes" : "make"} all ${t.pendingPods} pending pods schedulable`
       : `${plural(t.nodesAdded, "node")} added: ${t.scheduled} of ${t.pendingPods} pending pods schedulable (${t.stop})`;
   return (
     <section className="panel">
