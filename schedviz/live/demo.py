@@ -172,7 +172,20 @@ def run(
             if seconds is not None and time.monotonic() - started >= seconds:
                 break
     finally:
+        if "worker" in locals() and not stop.is_set():  # ran its time (not interrupted)
+            _drain(worker, 10.0)
         worker_stop.set()
         if "thread" in locals():
             thread.join(30)
         srv.close()
+
+
+def _drain(worker: Worker, timeout: float) -> None:
+    """Let the worker replay the decisions it has seen (at most ``timeout`` seconds): a decision
+    waits for the mirror to catch up with it, and the demo's last ones should be in its timeline."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        running = list(worker.running.values())
+        if all(r.watcher.idle() for r in running):
+            return
+        time.sleep(0.05)

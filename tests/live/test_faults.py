@@ -160,12 +160,13 @@ def test_relist_found_failures_are_judged_old_by_the_clusters_clock(
     )
     assert out.trigger.gap and out.trigger.source == "event"
     health = wait_until(lambda: (h := live.watcher.health())["droppedEvents"] == 1 and h, what="the count")
-    # the list's Date header counts whole seconds
-    assert re.fullmatch(
-        r"FailedScheduling default/web: (599|600|601)s old by the cluster's clock when a relist found it "
+    found = re.fullmatch(
+        r"FailedScheduling default/web: (\d+)s old by the cluster's clock when a relist found it "
         r"\(limit 120s\)",
         health["lastDropped"],
-    ), health["lastDropped"]
+    )
+    # ten minutes, plus the time from its creation to the relist, less the Date header's fraction
+    assert found is not None and 599 <= int(found.group(1)) <= 660, health["lastDropped"]
     live.quiet()
     assert len(live.sink.outcomes) == 1
 
