@@ -12,9 +12,9 @@ import pytest
 from schedviz.cli import SAMPLE
 from schedviz.engine import ReplayOptions, load_config, load_paths
 from schedviz.engine.runtime.replay import Replay
-from schedviz.engine.trace import CycleRecord
+from schedviz.engine.trace import CycleRecord, cycle_to_dict
 from schedviz.tools.dense_cluster import DenseShape, write_dump
-from schedviz.tools.trace_stream import write_json, write_jsonl
+from schedviz.tools.trace_stream import CycleEncoder, write_json, write_jsonl
 
 PIPELINE = SAMPLE.parent / "pipeline"
 
@@ -116,3 +116,21 @@ def test_no_cycle_writes_the_empty_document() -> None:
         buf = io.StringIO()
         json.dump(expected, buf, indent=indent)
         assert out.getvalue() == buf.getvalue() + "\n"
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "conformance" / "fixtures"
+
+
+@pytest.mark.parametrize("all_nodes", [False, True])
+def test_the_cycle_encoder_writes_what_json_dumps_writes_on_every_conformance_scenario(all_nodes: bool) -> None:
+    scenarios = sorted(p for p in FIXTURES.rglob("*.json") if not p.name.endswith(".expected.json"))
+    assert len(scenarios) > 20
+    cycles = 0
+    for path in scenarios:
+        rp = Replay(load_paths([path]), options=ReplayOptions(all_nodes=all_nodes))
+        encoder = CycleEncoder(rp.trace)
+        for rec in rp.cycles():
+            expected = json.dumps(cycle_to_dict(rec, rp.trace.node_names, rp.trace.reasons))
+            assert encoder.encode(rec) == expected, (path, rec.seq)
+            cycles += 1
+    assert cycles > 50
