@@ -212,6 +212,9 @@ class ClusterWatcher:
                     self._qcond.wait(0.5)
                     continue
                 head = self._queue[0][2]
+                if head.source == "event" and head.kind == BOUND and self.detector.claimed(head.dedup):
+                    heapq.heappop(self._queue)  # the pod's own update came: nothing to wait for
+                    continue
                 wait = head.not_before - time.time()
                 if wait > 0:
                     self._qcond.wait(max(0.01, min(wait, 0.5)))
