@@ -222,58 +222,61 @@ class ClusterState:
 
     def add_pods(self, placed: Iterable[tuple[Pod, int]]) -> None:
         """``add_pod`` for each (pod, node index) in order, with the resources summed per node in
-        arrays: the scheduler cache filled from a snapshot's 150,000 running pods."""
+        arrays: the scheduler cache filled from a snapshot's 150,000 running pods. Pods of one
+        template share their ``PodResources`` (``objects.PodTemplates``): their requests are added
+        once per template, times the template's pods on each node."""
         with uninterruptible():
             pod_node = self.pod_node
             pods = self.pods
             pods_on = self.pods_on
             groups = self._groups
             changes = self.changes
-            nodes: list[int] = []
-            per_resource: dict[str, tuple[list[int], list[int]]] = {}
-            cpu: list[int] = []
-            memory: list[int] = []
-            group_keys: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[str, frozenset[tuple[str, str]]]] = {}
+            names = self.names
+            by_resources: dict[int, tuple[Any, list[int]]] = {}
+            group_of: dict[tuple[str, tuple[tuple[str, str], ...]], PodGroup] = {}
+            count = 0
             for pod, node in placed:
-                uid = pod.uid
+                uid = pod.meta.uid
                 if uid in pod_node:
-                    raise ValueError(f"pod {pod.key} is already on node {self.names[pod_node[uid]]}")
+                    raise ValueError(f"pod {pod.key} is already on node {names[pod_node[uid]]}")
                 pod_node[uid] = node
                 pods[uid] = pod
                 pods_on[node].append(pod)
                 res = pod.resources
-                for r, v in res.requests.items():
-                    if r == quantity.PODS:
-                        continue
-                    got = per_resource.get(r)
-                    if got is None:
-                        got = per_resource[r] = ([], [])
-                    got[0].append(node)
-                    got[1].append(v)
-                cpu.append(res.nonzero_cpu)
-                memory.append(res.nonzero_memory)
-                nodes.append(node)
-                labels = pod.labels
-                short = (pod.namespace, tuple(labels.items()))
-                gk = group_keys.get(short)
-                if gk is None:
-                    gk = group_keys[short] = (pod.namespace, frozenset(labels.items()))
-                g = groups.get(gk)
+                entry = by_resources.get(id(res))
+                if entry is None:
+                    entry = by_resources[id(res)] = (res, [])
+                entry[1].append(node)
+                labels = pod.meta.labels
+                short = (pod.meta.namespace, tuple(labels.items()))
+                g = group_of.get(short)
                 if g is None:
-                    g = PodGroup(pod.namespace, labels)
-                    groups[gk] = g
+                    gk = (short[0], frozenset(short[1]))
+                    g = groups.get(gk)
+                    if g is None:
+                        g = groups[gk] = PodGroup(short[0], labels)
+                    group_of[short] = g
                 g.pods.append(pod)
                 g.nodes.append(node)
                 changes.append((1, pod, node))
-            if not nodes:
+                count += 1
+            if not count:
                 return
-            at = np.asarray(nodes, dtype=np.int64)
-            for r, (where, values) in per_resource.items():
-                np.add.at(self.requested(r), np.asarray(where, dtype=np.int64), np.asarray(values, dtype=np.int64))
-            np.add.at(self.nonzero_cpu, at, np.asarray(cpu, dtype=np.int64))
-            np.add.at(self.nonzero_memory, at, np.asarray(memory, dtype=np.int64))
-            np.add.at(self.pod_count, at, 1)
-            self.generation += len(nodes)
+            n = self.n
+            for res, where in by_resources.values():
+                per_node = np.bincount(np.asarray(where, dtype=np.int64), minlength=n)
+                for r, v in res.requests.items():
+                    if r == quantity.PODS:
+                        continue
+                    column = self.requested(r)  # made even for a zero request, as add_pod makes it
+                    if v:
+                        column += per_node * np.int64(v)
+                if res.nonzero_cpu:
+                    self.nonzero_cpu += per_node * np.int64(res.nonzero_cpu)
+                if res.nonzero_memory:
+                    self.nonzero_memory += per_node * np.int64(res.nonzero_memory)
+                self.pod_count += per_node
+            self.generation += count
 
     def remove_pod(self, pod: Pod) -> int:
         """Take ``pod`` off its node (NodeInfo.RemovePod); returns the node index it was on."""

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from schedviz.engine.cluster import ClusterState
 from schedviz.engine.loader import Snapshot, load_documents
 from schedviz.engine.objects import Pod
 from schedviz.engine.plugins import interpodaffinity, podtopologyspread
@@ -162,3 +163,24 @@ def test_dense_replay_matches_the_plain_one(
         if not v.get("skipped") and v["raw"] != 0
     }
     assert {"InterPodAffinity", "PodTopologySpread"} <= scored
+
+
+def test_the_cache_filled_in_bulk_is_the_one_filled_pod_by_pod(dense_objects: list[dict[str, Any]]) -> None:
+    snap = _read(dense_objects, share=True)
+    bulk = snap.cluster()
+    one = ClusterState(snap.nodes, snap.store())
+    for p in snap.running:
+        one.add_pod(p, one.index[p.node_name])
+    assert bulk.resource_names() == one.resource_names()
+    for r in one.resource_names():
+        assert bulk.requested(r).tolist() == one.requested(r).tolist(), r
+    assert bulk.nonzero_cpu.tolist() == one.nonzero_cpu.tolist()
+    assert bulk.nonzero_memory.tolist() == one.nonzero_memory.tolist()
+    assert bulk.pod_count.tolist() == one.pod_count.tolist()
+    assert bulk.pod_node == one.pod_node and bulk.generation == one.generation
+    assert [[p.uid for p in ps] for ps in bulk.pods_on] == [[p.uid for p in ps] for ps in one.pods_on]
+    assert [(s, p.uid, n) for s, p, n in bulk.changes] == [(s, p.uid, n) for s, p, n in one.changes]
+    assert [(g.namespace, g.labels, [p.uid for p in g.pods], g.nodes) for g in bulk.groups()] == [
+        (g.namespace, g.labels, [p.uid for p in g.pods], g.nodes) for g in one.groups()
+    ]
+    assert int(bulk.pod_count.sum()) == SHAPE.running
