@@ -1,6 +1,8 @@
 // Plans (/api/v1/plans/): capacity, drain and scale-up questions and their answers, as the command line
 // prints them with --format json --utilization (schedviz/planning).
 
+import type { components } from "./schema.gen";
+
 export type PlanKind = "capacity" | "drain" | "scale-up";
 export type PlanStatus = "queued" | "running" | "succeeded" | "failed";
 
@@ -147,3 +149,18 @@ export interface PlanQuestion {
 
 export const PLANS_URL = "/api/v1/plans/";
 export const planUrl = (id: string) => `/api/v1/plans/${encodeURIComponent(id)}/`;
+
+// Compile-time: the plan types name exactly the fields the API documents (schema.gen.ts), and a
+// question asks only for fields the endpoint takes.
+type Schemas = components["schemas"];
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never]
+  ? true
+  : { onlyInExplorer: Exclude<keyof A, keyof B>; onlyInApi: Exclude<keyof B, keyof A> };
+type Within<A, B> = [Exclude<keyof A, keyof B>] extends [never] ? true : { unknownToApi: Exclude<keyof A, keyof B> };
+
+export const PLAN_TYPES_MATCH: {
+  Plan: SameKeys<Plan, Schemas["Plan"]>;
+  PlanListItem: SameKeys<PlanListItem, Schemas["PlanList"]>;
+  PlanQuestion: Within<PlanQuestion, Schemas["PlanCreateRequest"]>;
+  PlanKind: [PlanKind] extends [Schemas["PlanKindEnum"]] ? ([Schemas["PlanKindEnum"]] extends [PlanKind] ? true : false) : false;
+} = { Plan: true, PlanListItem: true, PlanQuestion: true, PlanKind: true };
