@@ -435,3 +435,23 @@ def test_compare_says_why_pods_moved_and_what_it_does_to_the_cluster(
     expect(why).to_contain_text(f"In A, {moved['from']} led {moved['to']} by")
     why.scroll_into_view_if_needed()
     shot(page, f"ux-compare-why-moved-{width}", full_page=False)
+
+
+def test_the_add_cluster_forms_checkboxes_sit_on_their_first_line(page: Page, server: str, shot: Shot) -> None:
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.goto(f"{server}/live")
+    page.get_by_role("button", name="Add cluster").click()
+    choices = page.locator("form[aria-label='Add a cluster'] label.choice")
+    expect(choices.first).to_be_visible()
+    assert choices.count() >= 4
+    for k in range(choices.count()):
+        label = choices.nth(k)
+        box = label.locator("> input").bounding_box()
+        text = label.locator("> span").first.bounding_box()
+        assert box and text
+        # the box is centred on the first line of its text (20 px lines), not above or below it
+        first_line_middle = text["y"] + 10
+        assert abs((box["y"] + box["height"] / 2) - first_line_middle) <= 3, (k, box, text)
+        assert box["x"] + box["width"] <= text["x"]
+    choices.last.scroll_into_view_if_needed()
+    shot(page, "ux-add-cluster-1024", full_page=False)
