@@ -5125,6 +5125,8 @@ export interface operations {
                 page?: number;
                 /** @description Number of results to return per page. */
                 page_size?: number;
+                /** @description Only snapshots in this state (`ready`: those that can be replayed) */
+                status?: "failed" | "parsing" | "pending" | "ready";
             };
             header?: never;
             path?: never;
