@@ -284,3 +284,35 @@ def test_the_live_worker_watches_a_cluster_and_stops_cleanly(stack: dict[str, An
     assert stopped["worker"] == {**stopped["worker"], "id": "", "alive": False}
     assert stopped["status"] == "stopped" and stopped["checkpoint_at"]
     assert "stopped" in logs()
+
+
+@pytest.mark.deploy
+def test_a_large_upload_is_read_by_the_celery_worker(stack: dict[str, Any]) -> None:
+    """A gzip'd dense dump declaring more text than the request reads: 202, then the worker reads it."""
+    import gzip
+
+    import requests
+
+    from schedviz.tools.dense_cluster import DenseShape, write_dump
+
+    token = _token(stack)
+    path = stack["data"] / "dense.json"
+    write_dump(path, DenseShape(nodes=500, pods_per_node=30, pending=20))  # about 42 MB of JSON
+    data = gzip.compress(path.read_bytes())
+    r = requests.post(
+        f"http://127.0.0.1:{stack['port']}/api/v1/snapshots/",
+        headers={"Authorization": f"Token {token}"},
+        files={"file": ("dense.json.gz", data, "application/gzip")},
+        timeout=60,
+    )
+    assert r.status_code == 202, r.text[:500]
+    snap = r.json()
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and snap["status"] in ("pending", "parsing"):
+        time.sleep(0.5)
+        snap = _call(stack, "GET", f"/api/v1/snapshots/{snap['id']}/", token)
+    log = (stack["data"] / "worker.log").read_text()
+    assert snap["status"] == "ready", (snap, log[-3000:])
+    assert snap["node_count"] == 500 and snap["pod_count"] == 15_020 and snap["source_format"] == "gzip"
+    assert snap["progress"]["bytesRead"] == snap["progress"]["bytesTotal"] == len(data)
+    assert "schedviz.parse_snapshot" in log
