@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from . import jsonstream
 from .cluster import ClusterState, ObjectStore
 from .errors import InputError
 from .objects import KubeObject, Node, Pod, PodTemplates
@@ -252,14 +253,17 @@ def load_documents(docs: Iterable[tuple[str, Any]], *, share: bool = True) -> Sn
         except InputError as exc:  # a file that cannot be read: what follows is not read either
             problems.add(exc)
             break
-        if isinstance(doc, dict) and doc.get("kind") == "KubeSchedulerConfiguration":
+        located = ""
+        if isinstance(doc, _Located):  # an item of a streamed file, labelled
+            located, doc = doc.where, doc.obj
+        elif isinstance(doc, dict) and doc.get("kind") == "KubeSchedulerConfiguration":
             snap.config = doc
             continue
-        if isinstance(doc, dict) and doc.get("kind") is None and isinstance(doc.get("config"), dict):
+        if not located and isinstance(doc, dict) and doc.get("kind") is None and isinstance(doc.get("config"), dict):
             snap.config = doc["config"]
             snap.name = str(doc.get("name") or snap.name)
         try:
-            for obj, where in _flatten(doc, source, ""):
+            for obj, where in _flatten(doc, source, located):
                 kind = obj.get("kind")
                 label = where or "document"
                 template = templates.template_of(obj) if kind == "Pod" and templates is not None else None
@@ -334,10 +338,45 @@ def resolve_priorities(snap: Snapshot) -> None:
                 p.preemption_policy = str(pc["preemptionPolicy"])
 
 
-def _documents_of(files: list[Path]) -> Iterator[tuple[str, Any]]:
-    """Each file's documents, read one file at a time: a file's text is dropped once decoded."""
+class _Located:
+    """An object of a file read as a stream (``jsonstream``), with the label ``_flatten`` gives it."""
+
+    __slots__ = ("obj", "where")
+
+    def __init__(self, where: str, obj: Any) -> None:
+        self.where = where
+        self.obj = obj
+
+
+# A JSON file at least this large is read item by item (``jsonstream``): its text is never held whole.
+STREAM_BYTES = 64 << 20
+
+
+def _streams(f: Path) -> bool:
+    try:
+        if f.stat().st_size < STREAM_BYTES:
+            return False
+        with f.open("rb") as fh:
+            head = fh.read(4096).lstrip()
+    except OSError:
+        return False
+    return head[:1] in (b"{", b"[")
+
+
+def _documents_of(files: list[Path], stream: bool = True) -> Iterator[tuple[str, Any]]:
+    """Each file's documents, read one file at a time: a file's text is dropped once decoded, and
+    a large JSON file is read item by item."""
     for f in files:
         source = str(f)
+        if stream and _streams(f):
+            try:
+                for where, obj in jsonstream.items(f, source):
+                    yield source, (_Located(where, obj) if where else obj)
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"not valid UTF-8 text (byte {exc.start}: {exc.reason})", source=source
+                ) from None
+            continue
         try:
             text = f.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
@@ -353,7 +392,10 @@ def load_paths(paths: Iterable[str | Path], *, freeze: bool = False) -> Snapshot
     paths = list(paths)
     files = files_of(paths)
     with gc_paused(freeze):
-        snap = load_documents(_documents_of(files))
+        try:
+            snap = load_documents(_documents_of(files))
+        except jsonstream.NotStreamable:  # a shape read whole (jsonstream's doc): from the start
+            snap = load_documents(_documents_of(files, stream=False))
     if not snap.name:
         snap.name = ", ".join(str(p) for p in paths)
     return snap

@@ -6,7 +6,7 @@ Every import counts: at module level, inside functions and under ``TYPE_CHECKING
 the bottom up:
 
 - vocabulary: errors, Kubernetes quantities, field errors/durations/name formats (apimachinery),
-  feature gates, YAML bounds, content keys;
+  feature gates, YAML bounds, content keys, streamed JSON;
 - model: the objects of a snapshot and the cluster state built from them, with the helpers that read
   them (labels, resources, taints, node selectors), the replay's budget, and CEL as Kubernetes
   evaluates and limits it (device selectors: the API server's validation and the DynamicResources
@@ -36,7 +36,7 @@ PACKAGE = "schedviz.engine"
 
 # bottom up; a module belongs to the first layer one of whose prefixes names it or a package holding it
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("vocabulary", ("errors", "quantity", "yamlbounds", "apimachinery", "features", "contentkey")),
+    ("vocabulary", ("errors", "quantity", "yamlbounds", "apimachinery", "features", "contentkey", "jsonstream")),
     ("model", ("budget", "labels", "resources", "objects", "cluster", "taints", "nodeselectors", "cel")),
     ("framework", ("framework",)),
     ("records", ("trace", "plugin_args")),
