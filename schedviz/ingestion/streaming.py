@@ -48,6 +48,7 @@ from schedviz.engine.errors import ConfigError
 from schedviz.engine.objects import KubeObject
 
 from .parsing import (
+    _BUNDLE_KINDS,
     CONFIG_KIND,
     MANIFEST_SUFFIXES,
     Limits,
@@ -651,6 +652,17 @@ class _StreamIngest(_Ingest):
             return
         if "kind" not in head and "apiVersion" not in head:
             # a scenario or simulator export: its items were taken; the rest as parsing reads them
+            others = sorted(k for k in head if k in _BUNDLE_KINDS)
+            if others:  # read whole, they come before items: streamed, items came first
+                self.problems.add(
+                    Problem(
+                        document=label,
+                        field="items",
+                        message=f"a scenario with items and {', '.join(others)} cannot be read as a stream "
+                        "in its order: upload it uncompressed under 8 MiB, or as a kubectl List",
+                    )
+                )
+                return
             if len(head) > 0:
                 self.documents -= 1
                 self.add_document({**head, "items": []}, label, "")

@@ -146,6 +146,18 @@ def test_a_configuration_among_the_manifests_hashes_as_read_whole(dense: bytes) 
     assert streamed.content_hash == whole.content_hash
 
 
+def test_scenarios_read_as_a_stream() -> None:
+    """A scenario's items are taken as they stream; with nodes or pods beside them the order could not
+    be kept, and that is said."""
+    scenario = {"name": "s", "items": [node("a"), pod("p", node_name="a", cpu="1")]}
+    text = json.dumps(scenario).encode()
+    whole = parse_upload(text, "s.json")
+    streamed = parse_stream(pieces(gzip.compress(text), 7), "s.json.gz")
+    assert streamed.content_hash == whole.content_hash and streamed.name == "s"
+    mixed = json.dumps({"nodes": [node("b")], "items": [node("a")]}).encode()
+    assert "cannot be read as a stream in its order" in stream_refused(gzip.compress(mixed), "m.json.gz")
+
+
 # ----- bad input at size ----------------------------------------------------------------------------------
 
 
