@@ -42,7 +42,7 @@ def _str_map(value: object, obj: str, field: str) -> dict[str, str]:
         if type(k) is not str or type(v) is not str:
             break
     else:
-        return dict(m)  # the usual map: strings to strings
+        return m  # the usual map, strings to strings: the object's own (nothing changes it)
     out: dict[str, str] = {}
     for k, v in m.items():
         if not isinstance(k, str):
@@ -230,15 +230,23 @@ TEMPLATE_SECTIONS = ("affinity", "tolerations", "topologySpreadConstraints", "no
 _INSTANCE_SPEC_FIELDS = frozenset({"nodeName", "volumes", "containers", "initContainers"})
 
 
+# Past this many pods, a snapshot's pods also hold one copy of what their template has in common
+# (``_share_from``: the spec, the containers but for their mounts, the volumes' sources, the owner
+# references): about half the memory of a pod, for about a fifth more reading time. A 5000-node
+# cluster of 30 pods a node fits in 2.3 GB without it; a 65,000-node one does not fit with less.
+COMPACT_AFTER_PODS = 200_000
+
+
 class PodTemplate:
     """What the pods of one template share (``PodTemplates.template_of``), filled by the first of
     them: its validation (``errors``: the template's problems before and after the node name's) and
     the sections ``Validator(share_sections=True)`` shares (``sections``), its view's fields
     (``fields``), and ``shared``, the dict its pods' ``Pod.shared`` is."""
 
-    __slots__ = ("errors", "fields", "sections", "shared")
+    __slots__ = ("errors", "fields", "first", "sections", "shared")
 
     def __init__(self) -> None:
+        self.first: JSON = {}
         self.errors: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
         self.sections: dict[str, Any] = {}
         self.fields: tuple[str, int | None, str, str, tuple[str, ...], PodResources] | None = None
@@ -265,6 +273,8 @@ class PodTemplates:
     def __init__(self) -> None:
         self.resources = PodResourcesCache()
         self._templates: dict[tuple[bytes | str, bytes | str], PodTemplate] = {}
+        self._values: dict[tuple[str, bytes | str], Any] = {}
+        self._pods = 0
         # the sections are kept in the value: an id is only unique while its object lives
         self._shared: dict[tuple[object, ...], tuple[tuple[object, ...], dict[str, Any]]] = {}
 
@@ -290,7 +300,37 @@ class PodTemplates:
             if len(self._templates) >= self.LIMIT:
                 return None
             t = self._templates[key] = PodTemplate()
+            t.first = spec
+        elif self._pods >= COMPACT_AFTER_PODS:
+            _share_from(spec, t.first)
+        self._pods += 1
+        if self._pods > COMPACT_AFTER_PODS:
+            self._share_volumes(spec.get("volumes"))
+            owners = md.get("ownerReferences")
+            if type(owners) is list and owners:
+                md["ownerReferences"] = self._canonical("owners", owners)
         return t
+
+    def _canonical(self, kind: str, value: Any) -> Any:
+        """The first value seen equal to ``value`` (``contentkey``), to hold one copy of it."""
+        key = (kind, content_key(value))
+        got = self._values.get(key)
+        if got is None:
+            if len(self._values) < self.LIMIT:
+                self._values[key] = value
+            return value
+        return got
+
+    def _share_volumes(self, volumes: object) -> None:
+        """A volume's source (a service account token's projection, a config map) is the same in
+        thousands of pods; its name is the pod's own."""
+        if type(volumes) is not list:
+            return
+        for v in volumes:
+            if type(v) is dict:
+                for k, source in v.items():
+                    if k != "name" and type(source) is dict:
+                        v[k] = self._canonical("volume", source)
 
     def shared_for(self, namespace: str, spec: JSON) -> dict[str, Any]:
         """``Pod.shared`` for a pod without a template: one dict for the pods of a namespace whose
@@ -305,6 +345,7 @@ class PodTemplates:
 
 
 def _template_containers(raw: object) -> tuple[tuple[object, ...], ...] | None:
+    """What a template's containers are: all but their volume mounts (named per pod)."""
     if raw is None:
         return ()
     if type(raw) is not list:
@@ -313,8 +354,24 @@ def _template_containers(raw: object) -> tuple[tuple[object, ...], ...] | None:
     for c in raw:
         if type(c) is not dict:
             return None
-        out.append((c.get("name"), c.get("ports"), c.get("resources"), c.get("restartPolicy")))
+        out.append(tuple(item for item in c.items() if item[0] != "volumeMounts"))
     return tuple(out)
+
+
+def _share_from(spec: JSON, first: JSON) -> None:
+    """Make ``spec`` hold the values of ``first`` (the spec of its template's first pod, equal but
+    for the instance fields): one copy of a template's spec, containers but for their mounts, for
+    all its pods."""
+    for k in spec:
+        if k not in _INSTANCE_SPEC_FIELDS:
+            spec[k] = first[k]
+    for field in ("containers", "initContainers"):
+        mine, theirs = spec.get(field), first.get(field)
+        if type(mine) is list and type(theirs) is list:
+            for c, fc in zip(mine, theirs, strict=True):
+                for k in c:
+                    if k != "volumeMounts":
+                        c[k] = fc[k]
 
 
 class Pod(KubeObject):

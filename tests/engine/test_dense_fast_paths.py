@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from schedviz.engine import objects as objects_module
 from schedviz.engine.cluster import ClusterState
 from schedviz.engine.loader import Snapshot, load_documents
 from schedviz.engine.objects import Pod
@@ -184,3 +185,37 @@ def test_the_cache_filled_in_bulk_is_the_one_filled_pod_by_pod(dense_objects: li
         (g.namespace, g.labels, [p.uid for p in g.pods], g.nodes) for g in one.groups()
     ]
     assert int(bulk.pod_count.sum()) == SHAPE.running
+
+
+def test_pods_past_the_compaction_threshold_hold_one_copy_of_their_template(
+    dense_objects: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(objects_module, "COMPACT_AFTER_PODS", 0)
+    compact = _read(dense_objects, share=True)
+    plain = _read(dense_objects, share=False)
+    assert [_view(p) for p in compact.pods] == [_view(p) for p in plain.pods]
+    by_template: dict[int, list[Pod]] = {}
+    for p in compact.pods:
+        by_template.setdefault(id(p.shared), []).append(p)
+    shared_specs = 0
+    for pods in by_template.values():
+        first = pods[0]
+        for p in pods[1:]:
+            for k, v in p.spec.items():
+                if k not in ("nodeName", "volumes", "containers", "initContainers"):
+                    assert v is first.spec[k]
+                    shared_specs += 1
+            for c, fc in zip(p.spec["containers"], first.spec["containers"], strict=True):
+                assert c["volumeMounts"] is not fc["volumeMounts"]  # named per pod
+                assert c["image"] is fc["image"] and c["resources"] is fc["resources"]
+            assert p.spec["volumes"][0]["projected"] is first.spec["volumes"][0]["projected"]
+            assert p.meta.owner_refs[0] is first.meta.owner_refs[0]
+    assert shared_specs > 1000
+    # and the replay is the plain one
+    fast = Replay(compact, options=ReplayOptions(all_nodes=True)).run().to_dict()
+    slow = Replay(plain, options=ReplayOptions(all_nodes=True)).run().to_dict()
+    for a, b in zip(fast["cycles"], slow["cycles"], strict=True):
+        for c in (a, b):
+            for stage in c["stages"]:
+                stage.pop("durationMicros")
+        assert a == b
