@@ -50,7 +50,6 @@ from schedviz.engine.objects import KubeObject
 from .parsing import (
     _BUNDLE_KINDS,
     CONFIG_KIND,
-    MANIFEST_SUFFIXES,
     Limits,
     Problem,
     UploadError,
@@ -295,6 +294,40 @@ class _Plain:
                 Problem(
                     document=self.name,
                     message=f"more than {self.limits.max_decompressed_bytes} bytes of text, the limit",
+                )
+            )
+        return data
+
+
+class _Budget:
+    """Decompressed bytes counted across an archive's members, against the limits and the ratio to
+    the archive's size."""
+
+    def __init__(self, source: Any, archive: str, limits: Limits, compressed: int, spent: list[int]) -> None:
+        self.source = source
+        self.archive = archive
+        self.limits = limits
+        self.compressed = compressed
+        self.spent = spent  # [bytes produced so far, all members]
+
+    def read(self, n: int = -1) -> bytes:
+        data = bytes(self.source.read(_READ if n < 0 else n))
+        self.spent[0] += len(data)
+        out, limits = self.spent[0], self.limits
+        if out > limits.max_decompressed_bytes:
+            raise _Fatal(
+                Problem(
+                    document=self.archive,
+                    message=f"the archive's files decompress to more than {limits.max_decompressed_bytes} bytes, "
+                    "the limit (SCHEDVIZ_MAX_DECOMPRESSED_BYTES)",
+                )
+            )
+        if out > _RATIO_FLOOR and out > limits.max_compression_ratio * max(1, self.compressed):
+            raise _Fatal(
+                Problem(
+                    document=self.archive,
+                    message=f"the archive's files decompress to more than {limits.max_compression_ratio} times "
+                    "its size (refused: possible compression bomb; SCHEDVIZ_MAX_COMPRESSION_RATIO)",
                 )
             )
         return data
@@ -859,6 +892,16 @@ def _read_zip(raw: _Counted, archive: str, limits: Limits, ing: _StreamIngest) -
                         message=f"the archive has more than {limits.max_archive_members} members, the limit",
                     )
                 )
+            declared = sum(i.file_size for i in infos if _is_manifest(i.filename))
+            if declared > limits.max_decompressed_bytes:
+                raise _Fatal(
+                    Problem(
+                        document=archive,
+                        message=f"the archive's files decompress to more than {limits.max_decompressed_bytes} "
+                        "bytes, the limit (SCHEDVIZ_MAX_DECOMPRESSED_BYTES)",
+                    )
+                )
+            spent = [0]
             wanted = []
             for info in sorted(infos, key=lambda i: i.filename):
                 why = _unsafe_name(info.filename) if info.filename else "empty member name"
@@ -879,8 +922,8 @@ def _read_zip(raw: _Counted, archive: str, limits: Limits, ing: _StreamIngest) -
             for info in wanted:
                 try:
                     with zf.open(info) as f:
-                        _read_file(_Reader(_Plain(_Counted(_chunks(f), Progress(), lambda: None), archive, limits)),
-                                   _display(info.filename), limits, ing)
+                        member = _Budget(f, archive, limits, size, spent)
+                        _read_file(_Reader(member), _display(info.filename), limits, ing)
                 except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError, RuntimeError) as exc:
                     ing.problems.add(
                         Problem(document=_display(info.filename), message=f"unreadable archive member: {exc}")
@@ -967,5 +1010,3 @@ def _rehash_with_config(objects_blob: bytes, config: dict[str, Any]) -> str:
     h.update(b"]}")
     return h.hexdigest()
 
-
-SUFFIXES = (*MANIFEST_SUFFIXES, ".gz", ".zst", ".zstd", ".tgz", ".tar", ".zip")

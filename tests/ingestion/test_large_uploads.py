@@ -12,6 +12,7 @@ import json
 import resource
 import tarfile
 import time
+import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,6 +69,14 @@ def stream_refused(data: bytes, filename: str, limits: Limits | None = None) -> 
 # ----- the same result as an upload read whole ------------------------------------------------------------
 
 
+def _zipped(dense: bytes) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("cluster/all.json", dense)
+        zf.writestr("README.txt", "not a manifest: skipped")
+    return buf.getvalue()
+
+
 def _compressed(dense: bytes) -> list[tuple[str, bytes]]:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:
@@ -80,6 +89,7 @@ def _compressed(dense: bytes) -> list[tuple[str, bytes]]:
         ("dense.tar.gz", buf.getvalue()),
         # concatenated gzip members are one stream, as gunzip reads them
         ("dense.json.gz", gzip.compress(dense[:1000]) + gzip.compress(dense[1000:])),
+        ("dense.zip", _zipped(dense)),
     ]
     if zstd_available():
         import zstandard
@@ -88,7 +98,7 @@ def _compressed(dense: bytes) -> list[tuple[str, bytes]]:
     return out
 
 
-@pytest.mark.parametrize("case", range(5))
+@pytest.mark.parametrize("case", range(6))
 def test_streamed_reading_matches_reading_whole(dense: bytes, case: int) -> None:
     cases = _compressed(dense)
     if case >= len(cases):
@@ -204,6 +214,21 @@ def test_a_compression_bomb_is_refused_by_its_ratio() -> None:
     bomb = co.compress(head) + b"".join(co.compress(spaces) for _ in range(256)) + co.flush()
     text = stream_refused(bomb, "bomb.json.gz")
     assert "decompresses more than 500 times its compressed size" in text
+
+
+def test_a_zip_of_many_bombs_is_refused_by_their_total() -> None:
+    """Members that each stay under the limits, together over the compression ratio (and, declared,
+    over the decompressed limit)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        spaces = b"[" + b" " * (32 * MiB) + b"]"
+        for i in range(20):
+            zf.writestr(f"m{i:02d}.json", spaces)
+    data = buf.getvalue()
+    text = stream_refused(data, "bombs.zip", Limits(max_compression_ratio=100))
+    assert "bombs.zip: the archive's files decompress to more than 100 times its size" in text
+    text = stream_refused(data, "bombs.zip", Limits(max_decompressed_bytes=256 * MiB))
+    assert f"decompress to more than {256 * MiB} bytes" in text
 
 
 def test_the_decompressed_size_limit_holds() -> None:
