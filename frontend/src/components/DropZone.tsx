@@ -57,7 +57,7 @@ export function DropZone({
       <div className="small muted">
         {hint ?? (
           <>
-            <code>kubectl get nodes,pods,namespaces,… -A -o yaml</code> output: YAML, JSON, .tar.gz or .zip
+            <code>kubectl get nodes,pods,namespaces,… -A -o json</code> output: JSON or YAML, gzip or zstd compressed, .tar.gz or .zip
           </>
         )}
       </div>

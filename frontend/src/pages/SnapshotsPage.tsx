@@ -71,7 +71,7 @@ export function UploadForm({ onUploaded }: { onUploaded: (s: Snapshot, created: 
           />
         </details>
       </div>
-      <DropZone onFile={upload} disabled={busy !== null} label="Upload a snapshot file" accept=".yaml,.yml,.json,.gz,.tgz,.tar,.zip" />
+      <DropZone onFile={upload} disabled={busy !== null} label="Upload a snapshot file" accept=".yaml,.yml,.json,.gz,.zst,.tgz,.tar,.zip" />
       {busy && reading ? (
         <UploadProgressView snapshot={reading} filename={busy} />
       ) : busy ? (
