@@ -278,6 +278,16 @@ class ClusterState:
                 self.pod_count += per_node
             self.generation += count
 
+    def release(self) -> None:
+        """Forget every pod and cache (``runtime.replay.Replay.release``)."""
+        self.caches.clear()
+        self.changes.clear()
+        self.pods.clear()
+        self.pod_node.clear()
+        self._groups.clear()
+        for pods in self.pods_on:
+            pods.clear()
+
     def remove_pod(self, pod: Pod) -> int:
         """Take ``pod`` off its node (NodeInfo.RemovePod); returns the node index it was on."""
         with uninterruptible():

@@ -283,8 +283,11 @@ class PodTemplates:
         md = raw.get("metadata")
         if type(spec) is not dict or type(md) is not dict:
             return None
-        containers = _template_containers(spec.get("containers"))
-        inits = _template_containers(spec.get("initContainers"))
+        # past the threshold, pods hold one copy of their template's containers: the key is then
+        # the whole containers but their mounts; before, what validation and the views read of them
+        whole = self._pods >= COMPACT_AFTER_PODS
+        containers = _template_containers(spec.get("containers"), whole)
+        inits = _template_containers(spec.get("initContainers"), whole)
         if containers is None or inits is None:
             return None
         rest = {k: v for k, v in spec.items() if k not in _INSTANCE_SPEC_FIELDS}
@@ -294,7 +297,7 @@ class PodTemplates:
         reported = status_resources_key(status if type(status) is dict else None)
         if reported is None:
             return None
-        key = (content_key(md.get("namespace")), content_key((containers, inits, rest, reported, mirror)))
+        key = (content_key(md.get("namespace")), content_key((whole, containers, inits, rest, reported, mirror)))
         t = self._templates.get(key)
         if t is None:
             if len(self._templates) >= self.LIMIT:
@@ -344,17 +347,22 @@ class PodTemplates:
         return hit[1]
 
 
-def _template_containers(raw: object) -> tuple[tuple[object, ...], ...] | None:
-    """What a template's containers are: all but their volume mounts (named per pod)."""
+def _template_containers(raw: object, whole: bool) -> tuple[tuple[object, ...], ...] | None:
+    """What a template's containers are: all but their volume mounts (named per pod) when
+    ``whole``, else what the validation and the pod's view read of them (name, ports, resources,
+    restart policy)."""
     if raw is None:
         return ()
     if type(raw) is not list:
         return None
-    out = []
+    out: list[tuple[object, ...]] = []
     for c in raw:
         if type(c) is not dict:
             return None
-        out.append(tuple(item for item in c.items() if item[0] != "volumeMounts"))
+        if whole:
+            out.append(tuple(item for item in c.items() if item[0] != "volumeMounts"))
+        else:
+            out.append((c.get("name"), c.get("ports"), c.get("resources"), c.get("restartPolicy")))
     return tuple(out)
 
 

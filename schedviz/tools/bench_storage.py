@@ -60,21 +60,27 @@ def _replay(user: Any, nodes: int, pods: int) -> Any:
 
 
 def _dense_replay(user: Any, nodes: int, per_node: int, pending: int) -> Any:
-    import dataclasses
+    """The dense dump uploaded gzip'd as an operator would, read as the worker reads a large upload
+    (``ingestion.services.start_upload``: in this process, the task mode being ``sync``), replayed."""
+    import gzip
+    import tempfile
+    from pathlib import Path
 
-    from schedviz.ingestion.parsing import Limits
-    from schedviz.ingestion.services import create_snapshot
+    from schedviz.ingestion.services import start_upload
     from schedviz.replays.models import Replay
     from schedviz.replays.runner import run_replay
-    from schedviz.tools.dense_cluster import DenseShape, objects
+    from schedviz.tools.dense_cluster import DenseShape, write_dump
 
     shape = DenseShape(nodes=nodes, pods_per_node=per_node, pending=pending)
-    payload = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects(shape))}).encode()
-    base = Limits.from_env()
-    limits = dataclasses.replace(base, max_upload_bytes=max(base.max_upload_bytes, len(payload) + 1))
+    with tempfile.TemporaryDirectory(prefix="schedviz-bench-storage-") as tmp:
+        dump = Path(tmp) / "dense.json"
+        write_dump(dump, shape, "json")
+        payload = gzip.compress(dump.read_bytes(), compresslevel=6)
     t0 = time.perf_counter()
-    stored, _ = create_snapshot(user, payload, "dense.json", name=f"dense {nodes}x{per_node}", limits=limits)
+    stored = start_upload(user, [payload], "dense.json.gz", len(payload), name=f"dense {nodes}x{per_node}")
+    stored.refresh_from_db()
     stored_seconds = time.perf_counter() - t0
+    assert stored.status == "ready", (stored.status, stored.error)
     del payload
     replay = Replay.objects.create(owner=user, snapshot=stored, options={"allNodes": True})
     t0 = time.perf_counter()

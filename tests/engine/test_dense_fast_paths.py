@@ -219,3 +219,29 @@ def test_pods_past_the_compaction_threshold_hold_one_copy_of_their_template(
             for stage in c["stages"]:
                 stage.pop("durationMicros")
         assert a == b
+
+
+def test_a_released_replay_is_freed_without_waiting_for_a_full_collection(
+    dense_objects: list[dict[str, Any]],
+) -> None:
+    import gc
+
+    def garbage_after(release: bool) -> int:
+        gc.collect()
+        gc.disable()
+        try:
+            snap = _read(dense_objects, share=True)
+            rp = Replay(snap, options=ReplayOptions(all_nodes=True))
+            for _ in rp.cycles():
+                pass
+            if release:
+                rp.release()
+            del rp, snap
+            return gc.collect()  # what only a cycle collection frees
+        finally:
+            gc.enable()
+
+    held = garbage_after(False)
+    released = garbage_after(True)
+    assert held > 20 * SHAPE.running  # the whole cluster, pods and their objects, held by cycles
+    assert released < held / 5  # the framework's own objects and the records
