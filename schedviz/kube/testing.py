@@ -968,10 +968,13 @@ def _handler(srv: TestApiServer) -> type[BaseHTTPRequestHandler]:
                         srv._cond.wait(min(left, 1.0))
                     if w.pos < srv._compacted and not w.expire:
                         w.expire = True  # fell behind the history the server keeps
+                    # an expired watch gets its 410 and nothing more: what changed since comes with
+                    # the client's relist, whenever the expiry and the change happened to race
                     events = [
                         (e.type, copy.deepcopy(e.obj))
                         for e in srv._log
-                        if e.rv > w.pos
+                        if not w.expire
+                        and e.rv > w.pos
                         and e.resource == w.resource
                         and _matches(e.obj, w.namespace, w.selector)
                     ]
