@@ -58,9 +58,14 @@ export function PodQueue({
     const k = shown.findIndex((i) => i.seq === currentSeq);
     if (k >= 0) {
       setActive(k);
-      // scroll only when it is out of view: a scroll lays the page out at once, before the new cycle is painted
-      const target = virtualizer.getOffsetForIndex(k, "auto");
-      if (!target || target[0] !== virtualizer.scrollOffset) virtualizer.scrollToIndex(k, { align: "auto" });
+      // scroll only when it is out of view: a scroll lays the page out at once, before the new cycle is painted.
+      // Judged from the list's own scroll position (rows are ROW high): the virtualizer's record of it can lag
+      // behind a scroll it made itself, e.g. after following a replay to its last cycle and going back to the first
+      const el = bodyRef.current;
+      const top = k * ROW;
+      if (!el || top < el.scrollTop || top + ROW > el.scrollTop + el.clientHeight) {
+        virtualizer.scrollToIndex(k, { align: "auto" });
+      }
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [currentSeq, shown.length]);
