@@ -397,10 +397,18 @@ def _scale_up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _config_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="KubeSchedulerConfiguration file (YAML or JSON)")
+
+
+def _all_nodes_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--all-nodes", action="store_true", help="filter and score every node (percentageOfNodesToScore=100)")
+
+
 def _plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="SNAPSHOT", help="snapshot files or directories (YAML/JSON)")
-    p.add_argument("--config", help="KubeSchedulerConfiguration file (YAML or JSON)")
-    p.add_argument("--all-nodes", action="store_true", help="filter and score every node (percentageOfNodesToScore=100)")
+    _config_option(p)
+    _all_nodes_option(p)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--pretty", action="store_true", help="indent JSON output")
     p.add_argument("--utilization", action="store_true", help="JSON: add requests per node before and after")
@@ -532,8 +540,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("replay", help="replay the pending pods of a snapshot")
     r.add_argument("paths", nargs="+", help="snapshot files or directories (YAML/JSON, kind: List, multi-document)")
-    r.add_argument("--config", help="KubeSchedulerConfiguration file (YAML or JSON)")
-    r.add_argument("--all-nodes", action="store_true", help="filter and score every node (percentageOfNodesToScore=100)")
+    _config_option(r)
+    _all_nodes_option(r)
     r.add_argument(
         "--preemption",
         choices=("evict", "dry-run"),
@@ -771,7 +779,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("paths", nargs="+", metavar="FILE", help="snapshot files or directories (YAML/JSON)")
     e.add_argument("--pod", required=True, metavar="NS/NAME", help="the pending pod to explain")
-    e.add_argument("--config", help="KubeSchedulerConfiguration file (YAML or JSON)")
+    _config_option(e)
     e.add_argument(
         "--node",
         action="append",
@@ -808,7 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a scheduler process and its KubeSchedulerConfiguration (repeatable; processes act in this "
         "order at the same instant)",
     )
-    ra.add_argument("--all-nodes", action="store_true", help="filter and score every node (percentageOfNodesToScore=100)")
+    _all_nodes_option(ra)
     ra.add_argument("--format", choices=("json", "table"), default="table")
     ra.add_argument("--pretty", action="store_true", help="indent JSON output")
     _plugin_module_option(ra)
