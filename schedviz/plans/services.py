@@ -23,7 +23,7 @@ from schedviz.ingestion.services import store_parsed
 from schedviz.planning import capacity, drain, pod_spec, scale_up
 from schedviz.planning.base import snapshot_objects
 from schedviz.planning.scaleup import Template, check_template
-from schedviz.replays.runner import retrying, writing
+from schedviz.replays.jobs import claim_queued, save
 
 from .models import Plan
 
@@ -116,23 +116,6 @@ def create_plan(
     return plan
 
 
-@retrying
-def _claim(plan_id: Any) -> Plan | None:
-    with writing(), transaction.atomic():
-        plan = Plan.objects.select_for_update().filter(pk=plan_id).first()
-        if plan is None or plan.status != Plan.Status.QUEUED:
-            return None
-        plan.status = Plan.Status.RUNNING
-        plan.save(update_fields=["status"])
-    return plan
-
-
-@retrying
-def _save(plan: Plan) -> None:
-    with writing():
-        plan.save()
-
-
 # the command line's option -> the request's field, in the errors of a plan asked through the API
 FIELDS = {
     "--pod": "pods",
@@ -198,7 +181,7 @@ def _template_file(raw: dict[str, Any]) -> Any:
 def run_plan(plan_id: Any) -> str:
     from schedviz.replays.services import start_replay
 
-    plan = _claim(plan_id)
+    plan = claim_queued(Plan, plan_id)
     if plan is None:
         return "skipped"
     try:
@@ -228,7 +211,7 @@ def run_plan(plan_id: Any) -> str:
             replays.append({"label": label, "replay": str(rp.pk), "snapshot": str(stored.pk)})
         plan.replays = replays
     plan.finished = timezone.now()
-    _save(plan)
+    save(plan)
     return str(plan.status)
 
 

@@ -15,8 +15,9 @@ from schedviz.engine.runtime.replay import ReplayOptions
 from schedviz.ingestion.models import Snapshot
 from schedviz.outbound import extenders as outbound_extenders
 
+from .jobs import claim_queued, save
 from .models import Report
-from .runner import budget_for, retrying, writing
+from .runner import budget_for
 
 log = logging.getLogger(__name__)
 
@@ -54,27 +55,10 @@ def create_report(
     return rep
 
 
-@retrying
-def _claim_report(report_id: Any) -> Report | None:
-    with writing(), transaction.atomic():
-        rep = Report.objects.select_for_update().filter(pk=report_id).first()
-        if rep is None or rep.status != Report.Status.QUEUED:
-            return None
-        rep.status = Report.Status.RUNNING
-        rep.save(update_fields=["status"])
-    return rep
-
-
-@retrying
-def _save_report(rep: Report) -> None:
-    with writing():
-        rep.save()
-
-
 def run_report(report_id: Any) -> str:
     from schedviz.reports import build_report
 
-    rep = _claim_report(report_id)
+    rep = claim_queued(Report, report_id)
     if rep is None:
         return "skipped"
     budget = budget_for()  # each cycle bounded as a replay's is (SCHEDVIZ_CYCLE_SECONDS)
@@ -96,7 +80,7 @@ def run_report(report_id: Any) -> str:
     finally:
         budget.close()
     rep.finished = timezone.now()
-    _save_report(rep)
+    save(rep)
     return str(rep.status)
 
 

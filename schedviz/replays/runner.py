@@ -16,18 +16,14 @@ its current attempt) and ends ``cancelled``.
 
 from __future__ import annotations
 
-import functools
 import gc
 import logging
-import threading
-import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
-from django.db import OperationalError, connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from schedviz.cycles.codec import encode_cycle
@@ -41,10 +37,10 @@ from schedviz.engine.trace import SCHEDULING, CycleRecord
 from schedviz.ingestion.models import pack
 from schedviz.outbound import extenders as outbound_extenders
 
+from .jobs import claim, retrying, writing
 from .models import Cycle, Replay
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 BATCH = 25
 CANCELLED = "cancelled by request"
@@ -56,24 +52,6 @@ ProgressListener = Callable[[Replay, int], None]
 progress_listeners: list[ProgressListener] = []
 StatusListener = Callable[[Replay], None]
 status_listeners: list[StatusListener] = []
-
-
-_sqlite_writes = threading.RLock()
-
-
-@contextmanager
-def writing() -> Iterator[None]:
-    """Around a write transaction of a replay or report: on SQLite, one at a time in this process.
-
-    In-process replays run on several threads (tasks.py). A transaction that reads then writes,
-    while another one writes, fails at once on SQLite ("database is locked": it cannot wait for a
-    lock it would deadlock on), so this process's workers take turns for their (short) transactions,
-    as a single worker thread did. Other databases: nothing."""
-    if connection.vendor != "sqlite":
-        yield
-        return
-    with _sqlite_writes:
-        yield
 
 
 def _notify_status(replay: Replay) -> None:
@@ -147,37 +125,6 @@ def engine_options(options: dict[str, Any], budget: Budget | None = None) -> Rep
     )
 
 
-# A write that could not get the database (SQLite busy past its timeout, a PostgreSQL deadlock or
-# serialization failure) is tried again: a concurrent request must never fail or strand a replay.
-RETRIES = 8
-
-
-def _transient(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return isinstance(exc, OperationalError) and any(
-        word in text for word in ("locked", "busy", "deadlock", "could not serialize")
-    )
-
-
-def retrying(fn: Callable[..., T]) -> Callable[..., T]:
-    """Run a write transaction again (after 0.1, 0.2, ... 2 s) when it failed on a lock."""
-
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> T:
-        for attempt in range(RETRIES):
-            try:
-                return fn(*args, **kwargs)
-            except OperationalError as exc:
-                if not _transient(exc) or attempt == RETRIES - 1:
-                    raise
-                log.warning("%s: %s; trying again", fn.__name__, exc)
-                time.sleep(min(2.0, 0.1 * 2**attempt))
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    return run
-
-
-@retrying
 def _claim(replay_id: Any, takeover: bool = False) -> Replay | None:
     """Move a queued (or stale running) replay to running under a new attempt; None if not runnable.
 
@@ -186,19 +133,17 @@ def _claim(replay_id: Any, takeover: bool = False) -> Replay | None:
     at once, without waiting for its heartbeat to go stale. Should the first worker still be alive
     (a replay longer than the visibility timeout), it stops at its next batch: the attempt changed.
     """
-    with writing(), transaction.atomic():
-        replay = Replay.objects.select_for_update().filter(pk=replay_id).first()
-        if replay is None:
-            return None
+
+    def take(replay: Replay) -> bool:
         if replay.status == Replay.Status.RUNNING and not (takeover or is_stale(replay)):
-            return None
+            return False
         if replay.status in (Replay.Status.SUCCEEDED, Replay.Status.CANCELLED, Replay.Status.FAILED):
-            return None
+            return False
         if replay.cancel_requested:
             replay.status = Replay.Status.CANCELLED
             replay.finished = timezone.now()
             replay.save(update_fields=["status", "finished"])
-            return None
+            return False
         replay.attempt += 1
         replay.status = Replay.Status.RUNNING
         replay.started = replay.heartbeat = timezone.now()
@@ -207,7 +152,9 @@ def _claim(replay_id: Any, takeover: bool = False) -> Replay | None:
         replay.cycles_done = 0
         replay.save()
         Cycle.objects.filter(replay=replay).exclude(attempt=replay.attempt).delete()
-    return replay
+        return True
+
+    return claim(Replay, replay_id, take)
 
 
 def run_replay(replay_id: Any, takeover: bool = False) -> str:
