@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .engine import ConfigError, InputError, ReplayOptions, SchedVizError, load_config, load_paths
 from .engine.runtime import extenders as extender_transport
 from .engine.runtime import registry
@@ -85,9 +87,8 @@ def render_table(trace: ReplayTrace, top: int = 3) -> str:
 def _top_nodes(trace: ReplayTrace, c: CycleRecord, top: int) -> list[str]:
     if not c.scored or c.feasible is None or c.totals is None or c.normalized_scores is None:
         return []
-    order = sorted(range(len(c.feasible)), key=lambda k: (-int(c.totals[k]), int(c.feasible[k])))  # type: ignore[index]
     out = []
-    for k in order[:top]:
+    for k in _best(c.totals, c.feasible, top):
         parts = []
         for p, name in enumerate(c.score_plugins):
             w = int(c.normalized_scores[p, k]) * c.score_weights[p]
@@ -96,6 +97,25 @@ def _top_nodes(trace: ReplayTrace, c: CycleRecord, top: int) -> list[str]:
         node = trace.node_names[int(c.feasible[k])]
         out.append(f"        {node:<24} total {int(c.totals[k]):>5}  " + " ".join(parts))
     return out
+
+
+def _best(totals: Any, feasible: Any, top: int) -> list[int]:
+    """The positions of the ``top`` best feasible nodes: highest total first, then snapshot order."""
+    n = len(feasible)
+    t = np.asarray(totals)
+    f = np.asarray(feasible)
+    if top > 0 and n > 0 and t.dtype.kind in "iu" and f.dtype.kind in "iu" and t.shape == f.shape == (n,):
+        lo, hi = int(t.min()), int(t.max())
+        span = int(f.max()) + 1
+        if int(f.min()) >= 0 and max(abs(lo), abs(hi)) * span + span < 1 << 62:
+            # one integer per node orders them as (-total, node index) does; node indices are unique
+            key = -t.astype(np.int64) * span + f.astype(np.int64)
+            if top < n:
+                part = np.argpartition(key, top - 1)[:top]
+                return [int(k) for k in part[np.argsort(key[part], kind="stable")]]
+            return [int(k) for k in np.argsort(key, kind="stable")]
+    order = sorted(range(n), key=lambda k: (-int(totals[k]), int(feasible[k])))
+    return order[:top]
 
 
 def _bench(args: argparse.Namespace) -> int:

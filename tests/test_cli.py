@@ -177,3 +177,47 @@ def test_jsonl_is_a_header_then_the_json_forms_cycles(paths: list[str], capsys: 
 def test_jsonl_cannot_be_pretty(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(SAMPLE), "--format", "jsonl", "--pretty"]) == 2
     assert "--pretty" in capsys.readouterr().err
+
+
+def _plain_best(totals: list[int], feasible: list[int], top: int) -> list[int]:
+    return sorted(range(len(feasible)), key=lambda k: (-totals[k], feasible[k]))[:top]
+
+
+@pytest.mark.parametrize("top", [-2, 0, 1, 3, 7, 50])
+def test_table_best_nodes_are_the_plain_sort(top: int) -> None:
+    import random
+
+    import numpy as np
+
+    from schedviz.cli import _best
+
+    rng = random.Random(top)
+    for n in (0, 1, 2, 3, 5, 40, 300):
+        feasible = sorted(rng.sample(range(2 * n + 1), n))
+        rng.shuffle(feasible)
+        for spread in (1, 3, 1000):  # many ties, some, few
+            totals = [rng.randrange(spread) for _ in range(n)]
+            want = _plain_best(totals, feasible, top)
+            assert _best(np.array(totals, dtype=np.int64), np.array(feasible, dtype=np.int64), top) == want
+            assert _best(totals, feasible, top) == want  # plain lists
+
+
+def test_table_on_a_dense_cluster_names_the_best_nodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from schedviz.engine import ReplayOptions, load_paths
+    from schedviz.engine.config import load_config
+    from schedviz.engine.runtime.replay import Replay
+    from schedviz.tools.dense_cluster import DenseShape, write_dump
+
+    dump = tmp_path / "dense.json"
+    write_dump(dump, DenseShape(nodes=24, pods_per_node=10, pending=24))
+    assert main(["replay", str(dump), "--all-nodes", "--top", "5"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    snap = load_paths([dump])
+    trace = Replay(snap, load_config(snap.config), ReplayOptions(all_nodes=True)).run()
+    want: list[str] = []
+    for c in trace.cycles:
+        assert c.feasible is not None and c.totals is not None
+        order = _plain_best([int(t) for t in c.totals], [int(f) for f in c.feasible], 5)
+        want.append(" ".join(trace.node_names[int(c.feasible[k])] for k in order))
+    got = [" ".join(line.split()[0] for line in lines[i + 1 : i + 6]) for i, line in enumerate(lines) if re.match(r"\s*\d+\s", line)]
+    assert got == want and len(got) == 24
