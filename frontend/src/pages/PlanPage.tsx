@@ -17,6 +17,7 @@ import type { Page, Snapshot } from "../api/types";
 import { useLoader } from "../api/useApi";
 import { StatusBadge } from "../components/Badges";
 import { Async, Empty, ErrorView } from "../components/Feedback";
+import { anyActive, isActive, type JobColumn, JobLink, JobList, usePolling } from "../components/JobList";
 import { formatDate, formatPercent, plural } from "../lib/format";
 import type { BarDatum, PlanForm } from "../lib/plans";
 import { changedNodes, topBars, toQuestion, totalUsage } from "../lib/plans";
@@ -348,13 +349,7 @@ function PlanResultView({ plan }: { plan: Plan }) {
 export function PlanPage() {
   const { id = "" } = useParams();
   const plan = useLoader<Plan>(`plan-${id}`, (signal) => api.get<Plan>(planUrl(id), { signal }));
-  const active = plan.data?.status === "queued" || plan.data?.status === "running";
-  const { reload } = plan;
-  useEffect(() => {
-    if (!active) return;
-    const t = setInterval(reload, POLL_MS);
-    return () => clearInterval(t);
-  }, [active, reload]);
+  usePolling(plan.data !== undefined && isActive(plan.data), plan.reload, POLL_MS);
   return (
     <div className="stack">
       <Async state={plan} label="Loading the plan…">
@@ -380,7 +375,7 @@ export function PlanPage() {
               </div>
             </div>
             {p.error ? <ErrorView error={new Error(p.error)} title={p.status === "failed" ? "The plan failed" : "Note"} /> : null}
-            {active ? <p className="muted">Replaying…</p> : null}
+            {isActive(p) ? <p className="muted">Replaying…</p> : null}
             <PlanResultView plan={p} />
           </>
         )}
@@ -572,13 +567,15 @@ function PodField({ index, text, onChange, onRemove }: { index: number; text: st
 export function PlansPage() {
   const snaps = useLoader<Snapshot[]>("snapshots", (signal) => fetchAll<Snapshot>("/api/v1/snapshots/", { signal, pageSize: 200 }));
   const plans = useLoader<PlanListItem[]>("plans", (signal) => fetchAll<PlanListItem>(PLANS_URL, { signal, pageSize: 200 }));
-  const active = (plans.data ?? []).some((p) => p.status === "queued" || p.status === "running");
-  const { reload } = plans;
-  useEffect(() => {
-    if (!active) return;
-    const t = setInterval(reload, POLL_MS * 2);
-    return () => clearInterval(t);
-  }, [active, reload]);
+  usePolling(anyActive(plans.data), plans.reload, POLL_MS * 2);
+  const columns: JobColumn<PlanListItem>[] = [
+    { header: "Plan", cell: (p) => <JobLink job={p} base="/plans" /> },
+    { header: "Question", cell: (p) => p.kind },
+    { header: "Snapshot", cell: (p) => <Link to={`/snapshots/${p.snapshot}`}>{p.snapshot_name}</Link> },
+    { header: "Status", cell: (p) => <StatusBadge status={p.status} /> },
+    { header: "Answer", cell: (p) => p.headline || p.error },
+    { header: "Asked", cell: (p) => formatDate(p.created) },
+  ];
   return (
     <div className="stack">
       <div className="page-head">
@@ -595,46 +592,7 @@ export function PlansPage() {
       </Async>
       <section className="panel">
         <h2>Plans</h2>
-        <Async state={plans} label="Loading plans…">
-          {(items) =>
-            items.length === 0 ? (
-              <Empty>No plan yet.</Empty>
-            ) : (
-              <div className="table-wrap">
-                <table className="data">
-                  <thead>
-                    <tr>
-                      <th>Plan</th>
-                      <th>Question</th>
-                      <th>Snapshot</th>
-                      <th>Status</th>
-                      <th>Answer</th>
-                      <th>Asked</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {items.map((p) => (
-                      <tr key={p.id}>
-                        <td>
-                          <Link to={`/plans/${p.id}`}>{p.name || p.id.slice(0, 8)}</Link>
-                        </td>
-                        <td>{p.kind}</td>
-                        <td>
-                          <Link to={`/snapshots/${p.snapshot}`}>{p.snapshot_name}</Link>
-                        </td>
-                        <td>
-                          <StatusBadge status={p.status} />
-                        </td>
-                        <td>{p.headline || p.error}</td>
-                        <td>{formatDate(p.created)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )
-          }
-        </Async>
+        <JobList state={plans} label="Loading plans…" empty="No plan yet." columns={columns} />
       </section>
     </div>
   );
