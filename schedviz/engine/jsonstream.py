@@ -3,7 +3,8 @@
 A production cluster's dump is hundreds of megabytes (a 65,000-node one, gigabytes). Read whole, its
 text and its decoded list are held at once; read here, the text is held a chunk at a time and each
 item of the top-level array, or of the ``items`` array of the top-level object, is decoded (at C
-speed, by the standard decoder) and handed on as soon as its bytes have arrived.
+speed: many items at once by msgspec's strict decoder, the rest by the standard one) and handed on as
+soon as its bytes have arrived.
 
 ``items(path)`` yields ``(label, item)`` pairs, labelled as ``loader._flatten`` labels them
 (``items[i]``, or ``[i]`` for a top-level array), then the top-level object itself with its
@@ -20,13 +21,29 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+import msgspec
+
 from .errors import InputError
+
+# Strict JSON (RFC 8259) at about twice the standard decoder's speed, with the same values: objects
+# as dicts (the last of a repeated key wins), integers of any size as ints, the same floats. What it
+# refuses (NaN, Infinity, numbers beyond a double's range, lone surrogates, invalid JSON) is handed to
+# the standard decoder, which reads it or reports the error as before.
+_strict_decode = msgspec.json.Decoder().decode
 
 CHUNK_CHARS = 8 << 20
 # An item is a Kubernetes object: no real one comes near this. A longer one is reported where it
 # stops being valid JSON instead of being read further.
 MAX_ITEM_CHARS = 64 << 20
 _WHITESPACE = " \t\n\r"
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)``: the same value, or the same error."""
+    try:
+        return _strict_decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        return json.loads(text)
 
 
 class NotStreamable(Exception):
@@ -258,11 +275,19 @@ def _batch(text: _Text, decoder: json.JSONDecoder, marker: str, closing: int) ->
         at = buf.rfind(marker, text.pos)
         if at >= 0:
             stop = at + closing
+            batch = "[" + buf[text.pos : stop] + "]"
             try:
-                items, end = decoder.raw_decode("[" + buf[text.pos : stop] + "]")
-            except (json.JSONDecodeError, RecursionError):
-                return None  # decoded again item by item: the error is reported where it is
-            if end != stop - text.pos + 2 or not isinstance(items, list):
+                items = _strict_decode(batch)
+            except (msgspec.DecodeError, RecursionError):
+                # what strict JSON refuses, the standard decoder may read (NaN, a huge number, a lone
+                # surrogate): it decides, as for the items read alone
+                try:
+                    items, end = decoder.raw_decode(batch)
+                except (json.JSONDecodeError, RecursionError):
+                    return None  # decoded again item by item: the error is reported where it is
+                if end != len(batch):
+                    return None
+            if not isinstance(items, list):
                 return None
             text.pos = stop
             return items

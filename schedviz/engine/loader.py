@@ -140,7 +140,7 @@ def parse_documents(text: str, source: str) -> list[Any]:
     stripped = text.lstrip()
     if stripped.startswith("{") or stripped.startswith("["):
         try:
-            return [json.loads(text)]
+            return [jsonstream.loads(text)]
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=source

@@ -130,3 +130,39 @@ def test_items_are_decoded_in_batches_when_the_layout_shows_where_they_end(
     pods = load_paths([path]).pods
     keys = {id(next(k for k in p.raw if k == "metadata")) for p in pods}
     assert len(keys) <= len(pods) // 3
+
+
+def test_batches_strict_json_refuses_are_read_by_the_standard_decoder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch is decoded by msgspec's strict decoder; what it refuses and ``json.loads`` reads
+    (NaN, Infinity, numbers beyond a double's range, lone surrogates) comes out as ``json.loads`` gives it."""
+    monkeypatch.setattr(jsonstream, "CHUNK_CHARS", 3000)
+    odd = ["NaN", "-Infinity", "1e400", '"\\ud800"', "123456789012345678901234567890", "-0.0", "1.5e-400"]
+    items = [
+        f'{{"kind": "ConfigMap", "metadata": {{"name": "c{i}"}}, "data": {{"v": {odd[i % len(odd)] if i % 5 == 3 else i}}}}}'
+        for i in range(200)
+    ]
+    text = '{"kind": "List", "items": [\n' + ",\n".join(items) + "\n]}"
+    path = tmp_path / "dump.json"
+    path.write_text(text)
+    batches: list[int] = []
+    real = jsonstream._batch
+
+    def spy(*args: Any) -> list[Any] | None:
+        got = real(*args)
+        if got:
+            batches.append(len(got))
+        return got
+
+    monkeypatch.setattr(jsonstream, "_batch", spy)
+    got = [obj for where, obj in jsonstream.items(path, str(path)) if where]
+    assert repr(got) == repr(json.loads(text)["items"])
+    assert sum(batches) >= 150
+    for t in (text, "[1e400, NaN]", '{"a": 1, "a": 2}', "[123456789012345678901234567890]"):
+        assert repr(jsonstream.loads(t)) == repr(json.loads(t))
+    with pytest.raises(json.JSONDecodeError) as strict:
+        jsonstream.loads('{"a": [1, 2,]}')
+    with pytest.raises(json.JSONDecodeError) as plain:
+        json.loads('{"a": [1, 2,]}')
+    assert str(strict.value) == str(plain.value)
