@@ -24,6 +24,7 @@ def _replay(args: argparse.Namespace) -> int:
     if args.format == "jsonl" and args.pretty:
         raise SchedVizError("--pretty does not apply to --format jsonl (one JSON object per line)")
     snapshot = load_paths(args.paths, freeze=True)
+    _RETAINED.append(snapshot)
     cfg_source: Any = snapshot.config
     if args.config:
         cfg_source = args.config
@@ -31,6 +32,7 @@ def _replay(args: argparse.Namespace) -> int:
     preemption = getattr(args, "preemption", None) or "evict"
     with _budget(args) as budget:
         rp = Replay(snapshot, config, ReplayOptions(all_nodes=args.all_nodes, preemption=preemption, budget=budget))
+        _RETAINED.append(rp)
         if args.format in ("json", "jsonl"):
             # written cycle by cycle as the replay produces them; memory holds one cycle's expansion
             from .tools.trace_stream import write_json, write_jsonl
@@ -851,7 +853,10 @@ def main(argv: list[str] | None = None) -> int:
     previous = None if args.func is _serve else extender_transport.set_transport(extender_transport.DIRECT)
     try:
         _load_plugins(args)
-        return int(args.func(args))
+        code = int(args.func(args))
+        if argv is None and _RETAINED:
+            _exit_without_freeing(code)
+        return code
     except (InputError, ConfigError) as exc:
         print(f"schedviz: error: {exc}", file=sys.stderr)
         return 2
@@ -867,8 +872,30 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 0
     finally:
+        _RETAINED.clear()
         if previous is not None:
             extender_transport.set_transport(previous)
+
+
+# What a one-shot command read (a snapshot and its replay: millions of objects for a dense cluster),
+# kept alive past the command so that the process, run from the command line, ends without freeing
+# it object by object (1.5 s for a 150,000-pod snapshot). Called in-process, it is freed as usual.
+_RETAINED: list[object] = []
+
+
+def _exit_without_freeing(code: int) -> None:
+    """End the process now: what the interpreter's own exit would do, less freeing every object."""
+    import atexit
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        raise  # the reader went away: main's handler
+    except (OSError, ValueError):
+        return  # the interpreter's exit reports it
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -221,3 +221,27 @@ def test_table_on_a_dense_cluster_names_the_best_nodes(tmp_path: Path, capsys: p
         want.append(" ".join(trace.node_names[int(c.feasible[k])] for k in order))
     got = [" ".join(line.split()[0] for line in lines[i + 1 : i + 6]) for i, line in enumerate(lines) if re.match(r"\s*\d+\s", line)]
     assert got == want and len(got) == 24
+
+
+def test_the_command_line_ends_without_freeing_the_snapshot_yet_writes_everything(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Run as a program, `schedviz replay` ends the process without freeing what it read (cli.py's
+    ``_RETAINED``): its output is all written and flushed, and its exit code is the command's."""
+    assert main(["replay", str(SAMPLE), "--all-nodes"]) == 0
+    want = capsys.readouterr().out
+    r = subprocess.run(
+        [sys.executable, "-m", "schedviz", "replay", str(SAMPLE), "--all-nodes"], capture_output=True, text=True
+    )
+    assert r.returncode == 0 and r.stderr == "" and r.stdout == want
+    # a reader that goes away early: a quiet stop, as before
+    p = subprocess.Popen(
+        [sys.executable, "-m", "schedviz", "replay", str(SAMPLE), "--all-nodes", "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.read(10)
+    p.stdout.close()
+    assert p.wait() == 0 and b"Traceback" not in p.stderr.read()
+    p.stderr.close()
