@@ -201,6 +201,10 @@ class Replay:
         self._seq = 0
         self._preview = False
         self._target: Pod | None = None
+        self._stop_before: str | None = None
+        # the records from where the replay stands, one generator across ``run_until``/``run_through``
+        self._steps: Iterator[CycleRecord] | None = None
+        self.stepped = 0  # the number of the last record ``run_through`` ran
         self._queue: SchedulingQueue | None = None
         # handleSchedulingFailure's nominatingInfo for the cycle being run: None is ModeNoop (keep
         # the pod's nomination), a string ModeOverride ("" clears it); whether PostFilter set it and
@@ -269,18 +273,45 @@ class Replay:
         """Every record, in order: one per queued pod (and one per retry of a preemptor), plus a
         Binding record for each pod that waited at Permit, right after the record during which it
         was allowed or rejected (or at the deadline where it timed out)."""
-        yield from self._run(None)
+        yield from self._run()
+
+    def _stepper(self) -> Iterator[CycleRecord]:
+        if self._steps is None:
+            self._steps = self._run()
+        return self._steps
 
     def run_until(self, pod_key: str) -> Pod:
         """Run (and record) the cycles of the pods queued before ``pod_key``; return that pod, whose
         first cycle has not run yet (the clock is at its time). KeyError when ``pod_key``
-        ("namespace/name") is not a pending pod."""
+        ("namespace/name") is not a pending pod.
+
+        It goes on from where ``run_through`` left the replay; afterwards the replay can only be
+        driven by hand (``schedule_one``): the queue has handed the pod out."""
         self._target = None
-        for _ in self._run(pod_key):
-            pass
+        self._stop_before = pod_key
+        try:
+            for _ in self._stepper():
+                pass
+        finally:
+            self._stop_before = None
         if self._target is None:
             raise KeyError(pod_key)
         return self._target
+
+    def run_through(self, seq: int) -> CycleRecord | None:
+        """Run (and record) records until one numbered ``seq`` or later has run, or the replay has
+        no more; the last record run (None when none ran: ``stepped`` was already at ``seq``).
+        Later calls, and ``run_until``, go on from there, exactly as one uninterrupted ``cycles()``
+        would: a replay can be stood at a cycle, looked at, and moved on."""
+        last: CycleRecord | None = None
+        steps = self._stepper()
+        while self.stepped < seq:
+            rec = next(steps, None)
+            if rec is None:
+                break
+            last = rec
+            self.stepped = rec.seq
+        return last
 
     def scheduling_queue(self) -> SchedulingQueue:
         """The replay's scheduling queue (runtime/queue.py), built from ``queue()`` on first use."""
@@ -296,7 +327,7 @@ class Replay:
             )
         return self._queue
 
-    def _run(self, stop_before: str | None) -> Iterator[CycleRecord]:
+    def _run(self) -> Iterator[CycleRecord]:
         step = round(self.options.cycle_seconds * 1e9)
         queue = self.scheduling_queue()
         first = True
@@ -307,7 +338,7 @@ class Replay:
                 break
             first = False
             pod = qp.pod
-            if pod.key == stop_before and qp.attempts == 1:
+            if pod.key == self._stop_before and qp.attempts == 1:
                 self._target = pod
                 return
             rec = self.schedule_one(pod, attempt=qp.attempts)
