@@ -192,6 +192,12 @@ SCHEDVIZ_CANCEL_POLL_SECONDS = env_float("SCHEDVIZ_CANCEL_POLL_SECONDS", 0.4)
 SCHEDVIZ_REPLAYS_PER_USER = env_int("SCHEDVIZ_REPLAYS_PER_USER", 1)
 SCHEDVIZ_REPLAY_THREADS = env_int("SCHEDVIZ_REPLAY_THREADS", 2)
 SCHEDVIZ_REPLAY_RETRY_SECONDS = env_float("SCHEDVIZ_REPLAY_RETRY_SECONDS", 3.0)
+# What a process keeps between requests (schedviz/ingestion/enginecache.py, schedviz/replays/cursors.py):
+# the engine's readings of stored snapshots, up to this many objects in all (150,000 pods take ~2 GiB;
+# 0 keeps none), and this many replays stood at a cycle, for the cycle pages' node inspection and
+# Why here? (0 keeps none: each question replays from the start).
+SCHEDVIZ_ENGINE_CACHE_OBJECTS = env_int("SCHEDVIZ_ENGINE_CACHE_OBJECTS", 400_000)
+SCHEDVIZ_REPLAY_CURSORS = env_int("SCHEDVIZ_REPLAY_CURSORS", 2)
 # the longest an API token may live; 0: no limit, and tokens that never expire may be asked for
 SCHEDVIZ_TOKEN_MAX_DAYS = env_int("SCHEDVIZ_TOKEN_MAX_DAYS", 365)
 

@@ -7,6 +7,7 @@ import threading
 import uuid
 import zlib
 from collections import OrderedDict
+from contextlib import AbstractContextManager
 from typing import Any
 
 from django.db import models
@@ -121,10 +122,33 @@ class Snapshot(Owned):
             _summaries.put(key, value)
         return value
 
-    def engine_snapshot(self) -> Any:
+    @property
+    def engine_key(self) -> str:
+        return f"{self.pk}:{self.content_hash}"
+
+    @property
+    def object_count(self) -> int:
+        return sum(int(v) for v in (self.kinds or {}).values()) or self.node_count + self.pod_count
+
+    def _read_engine_snapshot(self) -> Any:
         from schedviz.engine.loader import load_objects
 
         return load_objects(self.objects_list(), self.config, self.name)
+
+    def engine_snapshot(self) -> Any:
+        """The engine's reading of the snapshot (``engine.loader.Snapshot``), kept by the process
+        when it fits its budget (``ingestion.enginecache``): shared, so callers must not change it."""
+        from .enginecache import snapshots
+
+        kept = snapshots.get(self.engine_key, self.object_count, self._read_engine_snapshot)
+        return kept if kept is not None else self._read_engine_snapshot()
+
+    def engine_snapshot_in_use(self) -> AbstractContextManager[Any]:
+        """``engine_snapshot`` for a long use (a replay): a reading too large to keep is frozen out of
+        the collector's sight while the block runs, and handed back after it."""
+        from .enginecache import snapshots
+
+        return snapshots.use(self.engine_key, self.object_count, self._read_engine_snapshot)
 
 
 class UploadChunk(models.Model):

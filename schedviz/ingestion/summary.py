@@ -16,8 +16,9 @@ from typing import IO, Any
 
 from schedviz.engine import quantity
 from schedviz.engine.cluster import REGION_LABELS, ZONE_LABELS
-from schedviz.engine.loader import load_objects
-from schedviz.engine.objects import Node, Pod
+from schedviz.engine.explain.inspect import pod_spec_summary
+from schedviz.engine.loader import Snapshot, load_objects, resolve_priorities
+from schedviz.engine.objects import KubeObject, Node, Pod
 
 UNITS = {
     "cpu": "millicores",
@@ -28,6 +29,19 @@ UNITS = {
     "other": "whole units",
 }
 _SYSTEM_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
+# The summary keeps what the scheduler reads of each pending pod (the cycle page's "the pod") for
+# snapshots with up to this many pending pods; beyond, the page reads it from the whole snapshot.
+PENDING_SPECS_MAX = 10_000
+
+
+def pending_specs(pending: list[Pod], priority_classes: list[KubeObject]) -> dict[str, dict[str, Any]] | None:
+    """``pod_spec_summary`` of each pending pod by key, priorities resolved as the loader resolves
+    them (``priority_classes``: the snapshot's); None past ``PENDING_SPECS_MAX`` pods."""
+    if len(pending) > PENDING_SPECS_MAX:
+        return None
+    if any(p.priority is None for p in pending):
+        resolve_priorities(Snapshot(pods=pending, objects=priority_classes))
+    return {p.key: pod_spec_summary(p) for p in pending}
 
 
 def _label(labels: dict[str, str], keys: tuple[str, str]) -> str:
@@ -143,6 +157,7 @@ def summarize(objects: list[dict[str, Any]]) -> dict[str, Any]:
             others.append({"kind": o.kind, "key": o.key, "name": o.name, "namespace": o.namespace})
     for ns in sorted(set(per_namespace) - declared):
         namespaces.append({"name": ns, "labels": {}, "declared": False, "podCount": per_namespace[ns]})
+    specs = pending_specs([p for p in snap.pods if pod_state(p) == "pending"], [])  # resolved by load_objects
 
     return {
         "counts": {
@@ -159,6 +174,7 @@ def summarize(objects: list[dict[str, Any]]) -> dict[str, Any]:
         "namespaces": namespaces,
         "objects": others,
         "warnings": warnings,
+        **({} if specs is None else {"pendingSpecs": specs}),
     }
 
 
@@ -187,6 +203,8 @@ class SummaryBuilder:
         self.declared: set[str] = set()
         self.others: list[dict[str, Any]] = []
         self.classes: dict[str, dict[str, Any]] = {}
+        self.class_views: list[KubeObject] = []
+        self.pending: list[Pod] = []  # up to PENDING_SPECS_MAX + 1, for pending_specs
 
     def add(self, raw: dict[str, Any], view: Any) -> None:
         kind = str(raw.get("kind"))
@@ -214,6 +232,7 @@ class SummaryBuilder:
         else:
             if view.kind == "PriorityClass" and view.name not in self.classes:
                 self.classes[view.name] = view.raw
+                self.class_views.append(view)
             self.others.append({"kind": view.kind, "key": view.key, "name": view.name, "namespace": view.namespace})
 
     def _pod(self, p: Pod) -> None:
@@ -221,6 +240,8 @@ class SummaryBuilder:
         state = pod_state(p)
         self.states[state] += 1
         self.per_namespace[p.namespace] = self.per_namespace.get(p.namespace, 0) + 1
+        if state == "pending" and len(self.pending) <= PENDING_SPECS_MAX:
+            self.pending.append(p)
         if state == "running" and p.uid not in self.bound_uids:
             self.bound_uids.add(p.uid)
             req = self.requested.setdefault(p.node_name, {})
@@ -334,7 +355,12 @@ class SummaryBuilder:
             out.append(z.compress((b"," if i else b"") + _compact(row)))
         self.pod_rows.close()
         out.append(z.compress(b'],"namespaces":' + _compact(namespaces) + b',"objects":' + _compact(self.others)))
-        out.append(z.compress(b',"warnings":' + _compact(warnings) + b"}"))
+        out.append(z.compress(b',"warnings":' + _compact(warnings)))
+        specs = pending_specs(self.pending, self.class_views)
+        self.pending = []
+        if specs is not None:
+            out.append(z.compress(b',"pendingSpecs":' + _compact(specs)))
+        out.append(z.compress(b"}"))
         out.append(z.flush())
         return b"".join(out), counts, dict(self.kinds)
 

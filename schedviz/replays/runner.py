@@ -16,10 +16,10 @@ its current attempt) and ends ``cancelled``.
 
 from __future__ import annotations
 
-import gc
 import logging
 import traceback
 from collections.abc import Callable
+from contextlib import ExitStack
 from datetime import timedelta
 from typing import Any
 
@@ -30,7 +30,6 @@ from schedviz.cycles.codec import encode_cycle
 from schedviz.engine import ConfigError, InputError, SchedVizError
 from schedviz.engine.budget import Budget, ReplayStopped
 from schedviz.engine.config import load_config
-from schedviz.engine.loader import gc_paused, load_objects
 from schedviz.engine.runtime.replay import Replay as EngineReplay
 from schedviz.engine.runtime.replay import ReplayOptions
 from schedviz.engine.trace import SCHEDULING, CycleRecord
@@ -203,32 +202,22 @@ def _run(replay: Replay) -> str:
 
 
 def _run_bounded(replay: Replay, budget: Budget) -> str:
-    # The snapshot's objects (150,000 pods in a production cluster) are read with the collector
-    # paused, then frozen out of its sight for the replay, and handed back when it ends
-    # (engine.loader.gc_paused).
-    try:
-        return _replay_frozen(replay, budget)
-    finally:
-        gc.unfreeze()
-
-
-def _replay_frozen(replay: Replay, budget: Budget) -> str:
+    # The engine's reading of the snapshot (150,000 pods in a production cluster) is the process's
+    # kept one when it fits its budget, else read for this replay only, frozen out of the collector's
+    # sight meanwhile and handed back when it ends (ingestion.enginecache).
     snap = replay.snapshot
     raw_config = replay.config if replay.config is not None else snap.config
-    with budget.phase("reading the snapshot and the configuration"):  # engine work only: no database
-        # one pause for the stored objects' decoding and their reading: between two, the collector
-        # would walk every decoded object once
-        with gc_paused(freeze=True):
-            snapshot = load_objects(snap.objects_list(), snap.config, snap.name)
-        config = load_config(raw_config)
-    engine = EngineReplay(snapshot, config, engine_options(replay.options, budget))
-    try:
-        return _replay_records(replay, engine, budget)
-    finally:
-        # the framework's objects refer to each other: released, what the replay held is freed
-        # now, not by a full collection (seconds for a dense cluster) in whichever request comes next
-        engine.release()
-        snapshot.pods.clear()
+    with ExitStack() as using:
+        with budget.phase("reading the snapshot and the configuration"):  # engine work only: no database
+            snapshot = using.enter_context(snap.engine_snapshot_in_use())
+            config = load_config(raw_config)
+        engine = EngineReplay(snapshot, config, engine_options(replay.options, budget))
+        try:
+            return _replay_records(replay, engine, budget)
+        finally:
+            # the framework's objects refer to each other: released, what the replay held is freed
+            # now, not by a full collection (seconds for a dense cluster) in whichever request comes next
+            engine.release()
 
 
 def _replay_records(replay: Replay, engine: EngineReplay, budget: Budget) -> str:

@@ -13,6 +13,7 @@ from schedviz.engine.trace import ReplayTrace
 from schedviz.ingestion.models import Snapshot
 from schedviz.outbound import extenders as outbound_extenders
 
+from .cursors import cursors
 from .models import Configuration, Cycle, Replay
 from .runner import budget_for, is_stale
 from .tasks import dispatch
@@ -153,10 +154,27 @@ def compare(a: Replay, b: Replay) -> dict[str, Any]:
     return {"a": str(a.pk), "b": str(b.pk), **result}
 
 
-def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
+def _engine_pod(snapshot: Any, key: str) -> Any:
+    return next((p for p in snapshot.pods if p.key == key), None)
+
+
+def _engine_replay(replay: Replay, snapshot: Any, budget: Any) -> Any:
+    """A new engine replay of ``replay``: its snapshot, configuration and options."""
     from schedviz.engine.config import load_config as _load
-    from schedviz.engine.explain import explain as engine_explain
-    from schedviz.engine.runtime.replay import ReplayOptions
+    from schedviz.engine.runtime.replay import Replay as EngineReplay
+
+    raw = replay.config if replay.config is not None else snapshot.config
+    return EngineReplay(snapshot, _load(raw), _replay_options(replay, budget))
+
+
+def _cursor_key(replay: Replay) -> str:
+    return f"{replay.pk}:{replay.attempt}"
+
+
+def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
+    """Why here? for ``pod``: the replay stood just before the pod's first cycle (going on from where
+    an earlier question left it when it can: replays.cursors), then ``engine.explain``."""
+    from schedviz.engine.explain import explain_replay, pending_pod_key
 
     # "name" means "default/name", as for kubectl and `schedviz explain`
     key = pod if "/" in pod else f"default/{pod}"
@@ -164,27 +182,31 @@ def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
     if not namespace or not name or "/" in name:
         raise ValueError(f"pod: expected namespace/name, got {pod!r}")
     snapshot = replay.snapshot.engine_snapshot()
-    if not any(p.key == key for p in snapshot.pods):
+    if _engine_pod(snapshot, key) is None:
         raise UnknownPod(f"pod: no pod {key} in the replay's snapshot")
     known = {n.name for n in snapshot.nodes}
     for n in nodes:
         if n not in known:
             raise ValueError(f"node: no node {n!r} in the replay's snapshot")
     # a pod that is not pending (bound or finished) has no cycle: the engine says why (InputError)
-    raw = replay.config if replay.config is not None else snapshot.config
-    cfg = _load(raw)
-    budget = budget_for()
-    options = ReplayOptions(
-        all_nodes=bool(replay.options.get("allNodes")),
-        preemption=str(replay.options.get("preemption", "evict")),
-        extender_transport=outbound_extenders.transport(),
-        budget=budget,  # every cycle it replays bounded as the runner's are
+    pending_pod_key(snapshot, key)
+    first = (
+        Cycle.objects.filter(replay=replay, attempt=replay.attempt, pod=key)
+        .order_by("seq")
+        .values_list("seq", flat=True)
+        .first()
     )
+    budget = budget_for()  # every cycle it replays bounded as the runner's are
     try:
-        ex = engine_explain(snapshot, key, config=cfg, options=options, nodes=nodes)
+        with cursors.before(
+            _cursor_key(replay), key, first, lambda: _engine_replay(replay, snapshot, budget), budget
+        ) as (rp, target):
+            ex, _ = explain_replay(rp, target, nodes=nodes)
+            value: dict[str, Any] = ex.to_dict()
+    except KeyError:
+        raise InputError("the pod is never taken from the scheduling queue", obj=f"Pod {key}") from None
     finally:
         budget.close()
-    value: dict[str, Any] = ex.to_dict()
     return value
 
 
@@ -203,47 +225,49 @@ def _replay_options(replay: Replay, budget: Any) -> Any:
     )
 
 
-def _cycle_pod(replay: Replay, seq: int) -> tuple[Cycle, Any, Any]:
-    """The stored cycle ``seq``, the engine snapshot and the cycle's pod in it."""
+def _cycle_row(replay: Replay, seq: int) -> Cycle:
     row = Cycle.objects.filter(replay=replay, attempt=replay.attempt, seq=seq).defer("payload").first()
     if row is None:
         raise NoSuchCycle(f"no cycle {seq} in this replay")
-    snapshot = replay.snapshot.engine_snapshot()
-    pod = next((p for p in snapshot.pods if p.key == row.pod), None)
-    if pod is None:
-        raise NoSuchCycle(f"cycle {seq}: its pod {row.pod} is not in the replay's snapshot")
-    return row, snapshot, pod
+    return row
 
 
 def cycle_pod(replay: Replay, seq: int) -> dict[str, Any]:
     """What the scheduler reads of cycle ``seq``'s pod: requests, node selector and affinity,
-    tolerations, spread constraints, priority."""
+    tolerations, spread constraints, priority. Read from the snapshot's summary (where ingestion
+    keeps it for every pending pod) when it is there, else from the engine's reading."""
     from schedviz.engine.explain.inspect import pod_spec_summary
 
-    _, _, pod = _cycle_pod(replay, seq)
+    row = _cycle_row(replay, seq)
+    kept = replay.snapshot.summary().get("pendingSpecs", {}).get(row.pod)
+    if kept is not None:
+        return dict(kept)
+    pod = _engine_pod(replay.snapshot.engine_snapshot(), row.pod)
+    if pod is None:
+        raise NoSuchCycle(f"cycle {seq}: its pod {row.pod} is not in the replay's snapshot")
     summary: dict[str, Any] = pod_spec_summary(pod)
     return summary
 
 
 def cycle_node(replay: Replay, seq: int, node: str) -> dict[str, Any]:
-    """Node ``node`` as cycle ``seq`` found it (the replay re-run up to just before that cycle): its
-    resources, taints and labels, the pod's spec, and the verdict of every Filter plugin on it."""
-    from schedviz.engine.config import load_config as _load
+    """Node ``node`` as cycle ``seq`` found it (the replay run up to just before that cycle, going on
+    from where an earlier question left it when it can: replays.cursors): its resources, taints and
+    labels, the pod's spec, and the verdict of every Filter plugin on it."""
     from schedviz.engine.explain.inspect import inspect_node
-    from schedviz.engine.runtime.replay import Replay as EngineReplay
 
-    _, snapshot, pod = _cycle_pod(replay, seq)
+    row = _cycle_row(replay, seq)
+    snapshot = replay.snapshot.engine_snapshot()
+    pod = _engine_pod(snapshot, row.pod)
+    if pod is None:
+        raise NoSuchCycle(f"cycle {seq}: its pod {row.pod} is not in the replay's snapshot")
     if not any(n.name == node for n in snapshot.nodes):
         raise ValueError(f"node: no node {node[:80]!r} in the replay's snapshot")
-    raw = replay.config if replay.config is not None else snapshot.config
     budget = budget_for()
     try:
-        rp = EngineReplay(snapshot, _load(raw), _replay_options(replay, budget))
-        if seq > 1:
-            for rec in rp.cycles():
-                if rec.seq >= seq - 1:
-                    break
-        out: dict[str, Any] = inspect_node(rp, pod, node)
+        with cursors.through(
+            _cursor_key(replay), seq - 1, lambda: _engine_replay(replay, snapshot, budget), budget
+        ) as rp:
+            out: dict[str, Any] = inspect_node(rp, pod, node)
     finally:
         budget.close()
     out["seq"] = seq

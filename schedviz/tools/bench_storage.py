@@ -9,7 +9,8 @@
 ``--pods-per-node K`` measures a real-size replay instead: the dense, production-shaped cluster of
 ``schedviz bench --pods-per-node`` (``--nodes``, default 5000, K running pods a node, ``--pods``
 pending, default 1000), every node evaluated, stored by the same runner: its rows, bytes per cycle
-and table size, the time the worker took, and the node page of its cycles.
+and table size, the time the worker took, the node page of its cycles, and the questions asked on a
+late cycle's page (its pod, a node as the cycle found it, Why here?), cold and then warm.
 """
 
 from __future__ import annotations
@@ -126,6 +127,51 @@ def _pages(user: Any, replay: Any, pages: int) -> dict[str, Any]:
     }
 
 
+def _questions(user: Any, replay: Any) -> dict[str, Any]:
+    """What an operator asks on a late cycle's page, as a web process answers it: first in a process
+    that has not read the snapshot yet (cold), then the next questions (the process keeps its reading
+    and the replay where the last question left it: ingestion.enginecache, replays.cursors)."""
+    from rest_framework.test import APIClient
+
+    from schedviz.ingestion import models as ingestion_models
+    from schedviz.ingestion.enginecache import snapshots
+    from schedviz.replays.cursors import cursors
+    from schedviz.replays.models import Cycle
+
+    client = APIClient()
+    client.force_authenticate(user)
+    rows = list(
+        Cycle.objects.filter(replay=replay, attempt=replay.attempt).order_by("seq").values_list("seq", "pod", "node")
+    )
+    names = replay.node_names()
+    late = int(len(rows) * 0.9)
+    base = f"/api/v1/replays/{replay.pk}"
+
+    def timed(url: str) -> float:
+        t0 = time.perf_counter()
+        r = client.get(url)
+        ms = (time.perf_counter() - t0) * 1000
+        assert r.status_code == 200, (url, r.content[:300])
+        return round(ms, 1)
+
+    snapshots.clear()
+    cursors.clear()
+    ingestion_models._summaries.items.clear()
+    seq, _, node = rows[late]
+    return {
+        "cycle": seq,
+        "podColdMs": timed(f"{base}/cycles/{seq}/pod/"),
+        "podMs": timed(f"{base}/cycles/{rows[late + 1][0]}/pod/"),
+        "nodeColdMs": timed(f"{base}/cycles/{seq}/nodes/{node or names[0]}/"),
+        "nodeOtherMs": timed(f"{base}/cycles/{seq}/nodes/{names[1]}/"),
+        "nodeNextCycleMs": timed(f"{base}/cycles/{rows[late + 1][0]}/nodes/{names[2]}/"),
+        "whyHereNextMs": timed(f"{base}/explain/?pod={rows[late + 3][1]}"),
+        "whyHereEarlierMs": timed(f"{base}/explain/?pod={rows[len(rows) // 2][1]}"),
+        "enginesBuilt": cursors.started,
+        "snapshotReadings": snapshots.readings,
+    }
+
+
 def run_dense(database_url: str, nodes: int, per_node: int, pending: int, pages: int = 200) -> dict[str, Any]:
     _setup(database_url)
     from django.contrib.auth.models import User
@@ -157,6 +203,7 @@ def run_dense(database_url: str, nodes: int, per_node: int, pending: int, pages:
             "cyclesPerSecond": round(count / replay.elapsed, 1) if replay.elapsed else 0.0,
         },
         "cyclePage": _pages(user, replay, pages),
+        "questions": _questions(user, replay),
     }
 
 

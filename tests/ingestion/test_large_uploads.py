@@ -119,7 +119,13 @@ def test_streamed_summary_resolves_priorities_and_warns_as_summarize() -> None:
         {**pod("classy"), "spec": {**pod("classy")["spec"], "priorityClassName": "high"}},
         {**pod("unknown"), "spec": {**pod("unknown")["spec"], "priorityClassName": "nope"}},
         pod("plain", node_name="n1", cpu="500m", memory="1Gi"),
-        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000},
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 1000,
+            "preemptionPolicy": "Never",
+        },
         {
             "apiVersion": "scheduling.k8s.io/v1",
             "kind": "PriorityClass",
@@ -143,6 +149,14 @@ def test_streamed_summary_resolves_priorities_and_warns_as_summarize() -> None:
         "default/plain": 7,
     }
     assert len(got["warnings"]) == 2 and streamed.ignored == {"ConfigMap": 1}
+    # what the cycle page shows of each pending pod, its priority and policy from its class
+    specs = got["pendingSpecs"]
+    assert sorted(specs) == ["default/classy", "default/unknown"]
+    assert (specs["default/classy"]["priority"], specs["default/classy"]["preemptionPolicy"]) == (1000, "Never")
+    assert (specs["default/unknown"]["priority"], specs["default/unknown"]["preemptionPolicy"]) == (
+        0,
+        "PreemptLowerPriority",
+    )
 
 
 def test_a_configuration_among_the_manifests_hashes_as_read_whole(dense: bytes) -> None:

@@ -99,13 +99,16 @@ __all__ = [
     "format_bytes",
     "format_taint",
     "node_story",
+    "pending_pod_key",
     "recorded_verdict",
     "render_text",
     "stored_node_story",
 ]
 
 
-def _find_pod(snapshot: Snapshot, key: str) -> str:
+def pending_pod_key(snapshot: Snapshot, key: str) -> str:
+    """"namespace/name" of the pending pod ``key`` names (a bare name is in default); InputError for
+    a pod the snapshot does not have, or one that is bound or finished (it has no cycle)."""
     if not key or key.count("/") > 1:
         raise InputError(f"invalid pod {key!r}: expected namespace/name", field="pod")
     full = key if "/" in key else f"default/{key}"
@@ -142,7 +145,7 @@ def explain(
     diagnosed groups listed and ``max_suggestions`` the ranked single changes.
     Raises InputError for an unknown or non-pending pod or an unknown node.
     """
-    key = _find_pod(snapshot, pod)
+    key = pending_pod_key(snapshot, pod)
     names = [n.name for n in snapshot.nodes]
     known = set(names)
     for n in nodes or []:
