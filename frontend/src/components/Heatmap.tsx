@@ -1,5 +1,6 @@
-import { useEffect, useRef, useState, type KeyboardEvent, type MouseEvent } from "react";
-import { heatColor } from "../lib/colors";
+import { useEffect, useRef, useState, type KeyboardEvent } from "react";
+import type { CellRange } from "../lib/heatmap";
+import type { HeatmapChart, HeatmapState } from "./heatmapChart";
 
 export interface HeatmapProps {
   /** rows × cols values, row-major; NaN: no data. 0..1 is the colour scale, above 1 is over capacity. */
@@ -7,6 +8,7 @@ export interface HeatmapProps {
   rows: number;
   cols: number;
   width: number;
+  /** The height of the cells; the column axis is drawn below them. */
   height: number;
   /** A column to mark (the current cycle). */
   cursor?: number | null;
@@ -15,72 +17,101 @@ export interface HeatmapProps {
   label: string;
   /** Rows where a new group of nodes starts: a line is drawn above each. */
   separators?: number[];
+  /** The label of a column on the axis below the map (default: its index). */
+  colLabel?: (col: number) => string;
+  /** A drag over the map selected these cells. */
+  onZoom?: (cells: CellRange) => void;
+  /** A double-click on the map: back to the whole of it. */
+  onResetZoom?: () => void;
 }
 
-/** A canvas heatmap: one pixel per cell drawn off-screen, scaled up without smoothing. */
-export function Heatmap({ values, rows, cols, width, height, cursor, describe, onPickColumn, label, separators }: HeatmapProps) {
-  const canvas = useRef<HTMLCanvasElement>(null);
+type ChartModule = typeof import("./heatmapChart");
+let chartModule: Promise<ChartModule> | null = null;
+function loadChart(): Promise<ChartModule> {
+  chartModule ??= import("./heatmapChart");
+  return chartModule;
+}
+
+/**
+ * A heatmap drawn on canvas by the chart library (loaded on first use): hover names a cell, a click picks its
+ * column, a drag zooms to the cells it covers; the arrow keys read cells one by one.
+ */
+export function Heatmap(props: HeatmapProps) {
+  const { values, rows, cols, width, height, cursor, describe, onPickColumn, label, separators } = props;
+  const host = useRef<HTMLDivElement>(null);
+  const chart = useRef<HeatmapChart | null>(null);
+  const [ready, setReady] = useState(false);
+  const [failed, setFailed] = useState(false);
   const [tip, setTip] = useState<{ x: number; y: number; text: string } | null>(null);
   const [focusCell, setFocusCell] = useState<[number, number] | null>(null);
+  // the chart's hooks read the latest props through this ref
+  const latest = useRef({ props, focusCell });
+  latest.current = { props, focusCell };
+  const state = (): HeatmapState => {
+    const p = latest.current.props;
+    return {
+      values: p.values,
+      rows: p.rows,
+      cols: p.cols,
+      cursor: p.cursor ?? null,
+      separators: p.separators,
+      focus: latest.current.focusCell,
+      colLabel: p.colLabel ?? String,
+    };
+  };
 
   useEffect(() => {
-    const c = canvas.current;
-    const ctx = c?.getContext?.("2d");
-    if (!c || !ctx || rows <= 0 || cols <= 0) return;
-    const dpr = window.devicePixelRatio || 1;
-    c.width = Math.round(width * dpr);
-    c.height = Math.round(height * dpr);
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const off = document.createElement("canvas");
-    off.width = cols;
-    off.height = rows;
-    const octx = off.getContext("2d");
-    if (!octx) return;
-    const img = octx.createImageData(cols, rows);
-    for (let r = 0; r < rows; r++) {
-      for (let k = 0; k < cols; k++) {
-        const [R, G, B] = heatColor(values[r * cols + k]);
-        const o = (r * cols + k) * 4;
-        img.data[o] = R;
-        img.data[o + 1] = G;
-        img.data[o + 2] = B;
-        img.data[o + 3] = 255;
-      }
-    }
-    octx.putImageData(img, 0, 0);
-    ctx.imageSmoothingEnabled = false;
-    ctx.clearRect(0, 0, width, height);
-    ctx.drawImage(off, 0, 0, width, height);
-    const cw = width / cols;
-    const rh = height / rows;
-    if (separators?.length) {
-      ctx.fillStyle = "#ffffff";
-      for (const r of separators) if (r > 0) ctx.fillRect(0, r * rh - 1, width, 2);
-    }
-    if (cursor !== null && cursor !== undefined && cursor >= 0 && cursor < cols) {
-      ctx.fillStyle = "rgba(0,0,0,0.85)";
-      ctx.fillRect(cursor * cw + cw / 2 - 1, 0, 2, height);
-    }
-    if (focusCell) {
-      ctx.strokeStyle = "#1a73e8";
-      ctx.lineWidth = 2;
-      ctx.strokeRect(focusCell[1] * cw, focusCell[0] * rh, Math.max(cw, 3), Math.max(rh, 3));
-    }
-  }, [values, rows, cols, width, height, cursor, focusCell, separators]);
+    let alive = true;
+    loadChart()
+      .then((mod) => {
+        if (!alive || !host.current) return;
+        const p = latest.current.props;
+        chart.current = mod.createHeatmapChart(host.current, p.width, p.height, state, {
+          onHover: (cell, x, y) => {
+            const q = latest.current.props;
+            if (!cell) setTip(null);
+            else setTip({ x, y, text: q.describe(cell[0], cell[1], q.values[cell[0] * q.cols + cell[1]]) });
+          },
+          onPick: (col) => latest.current.props.onPickColumn?.(col),
+          onSelect: (cells) => {
+            setTip(null);
+            latest.current.props.onZoom?.(cells);
+          },
+          onReset: () => latest.current.props.onResetZoom?.(),
+        });
+        setReady(true);
+      })
+      .catch(() => {
+        if (alive) setFailed(true);
+      });
+    return () => {
+      alive = false;
+      chart.current?.destroy();
+      chart.current = null;
+    };
+    // the chart is made once; the effects below keep it in step with the props
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
 
-  const cellAt = (e: MouseEvent<HTMLCanvasElement>): [number, number, number, number] => {
-    const rect = e.currentTarget.getBoundingClientRect();
-    const x = e.clientX - rect.left;
-    const y = e.clientY - rect.top;
-    const col = Math.min(cols - 1, Math.max(0, Math.floor((x / rect.width) * cols)));
-    const row = Math.min(rows - 1, Math.max(0, Math.floor((y / rect.height) * rows)));
-    return [row, col, x, y];
-  };
-  const onMove = (e: MouseEvent<HTMLCanvasElement>) => {
-    const [row, col, x, y] = cellAt(e);
-    setTip({ x, y, text: describe(row, col, values[row * cols + col]) });
-  };
-  const onKey = (e: KeyboardEvent<HTMLCanvasElement>) => {
+  const canvas = chart.current?.canvas;
+  useEffect(() => {
+    if (!canvas) return;
+    canvas.setAttribute("role", "img");
+    canvas.setAttribute("aria-label", `${label}. Use the arrow keys to read cells; Enter moves the cycle cursor to the cell's column.`);
+    canvas.tabIndex = 0;
+  }, [canvas, label]);
+  useEffect(() => {
+    setFocusCell(null);
+    chart.current?.setCells();
+  }, [ready, values, rows, cols]);
+  useEffect(() => {
+    chart.current?.setSize(width, height);
+  }, [ready, width, height]);
+  useEffect(() => {
+    chart.current?.redraw();
+  }, [ready, cursor, separators, focusCell]);
+
+  const onKey = (e: KeyboardEvent<HTMLDivElement>) => {
     const [r, c] = focusCell ?? [0, cursor ?? 0];
     let next: [number, number] | null = null;
     if (e.key === "ArrowUp") next = [Math.max(0, r - 1), c];
@@ -102,27 +133,23 @@ export function Heatmap({ values, rows, cols, width, height, cursor, describe, o
     });
   };
   return (
-    <div className="heatmap-wrap" style={{ width }}>
-      <canvas
-        ref={canvas}
-        style={{ width, height }}
-        tabIndex={0}
-        role="img"
-        aria-label={`${label}. Use the arrow keys to read cells; Enter moves the cycle cursor to the cell's column.`}
-        onMouseMove={onMove}
-        onMouseLeave={() => setTip(null)}
-        onBlur={() => {
-          setTip(null);
-          setFocusCell(null);
-        }}
-        onClick={(e) => onPickColumn?.(cellAt(e)[1])}
-        onKeyDown={onKey}
-      />
+    <div
+      className="heatmap-wrap"
+      style={{ width }}
+      onKeyDown={onKey}
+      onBlur={() => {
+        setTip(null);
+        setFocusCell(null);
+      }}
+    >
+      <div ref={host} style={{ minHeight: height }} data-testid="heatmap" data-rows={rows} data-cols={cols} />
+      {failed ? <p className="small problem">The chart could not be loaded: reload the page.</p> : null}
       {tip ? (
         <div
           className="heatmap-tip"
           role="status"
-          style={{ left: Math.min(tip.x + 12, width - 260), top: Math.max(0, tip.y - 30) }}
+          // on the pointer's left in the right half of the map, so that it never runs past the map's edge
+          style={tip.x > width / 2 ? { right: Math.max(0, width - tip.x + 12), top: Math.max(0, tip.y - 30) } : { left: tip.x + 12, top: Math.max(0, tip.y - 30) }}
         >
           {tip.text}
         </div>

@@ -29,6 +29,17 @@ describe("orderNodes", () => {
       ["gpu", 1],
     ]);
   });
+  it("orders the groups of 5000 nodes by their labels' numbers, snapshot order within each", () => {
+    const many = Array.from({ length: 5000 }, (_, i) => nd(`n${i}`, `zone-${[10, 9, 1][i % 3]}`));
+    const z = orderNodes(many, "zone");
+    expect(z.groups).toEqual([
+      { label: "zone-1", start: 0, count: 1666 },
+      { label: "zone-9", start: 1666, count: 1667 },
+      { label: "zone-10", start: 3333, count: 1667 },
+    ]);
+    expect(z.nodes.slice(0, 3).map((n) => n.name)).toEqual(["n2", "n5", "n8"]);
+    expect(z.nodes[3333].name).toBe("n0");
+  });
   it("sorts by utilization, highest first, nodes with nothing allocatable last", () => {
     const u = [0.2, Number.NaN, 0.9, 0.2];
     expect(orderNodes(nodes, "utilization", u).nodes.map((n) => n.name)).toEqual(["a3", "a1", "a4", "a2"]);

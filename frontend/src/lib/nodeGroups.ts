@@ -61,7 +61,11 @@ export function orderNodes(nodes: SnapshotNode[], by: GroupBy, utilization?: Arr
   }
   if (by === "snapshot" || by === "utilization") return { nodes: nodes.slice(), groups: [{ label: "", start: 0, count: nodes.length }] };
   const labels = nodes.map((n) => groupOf(n, by));
-  idx.sort((a, b) => labels[a].localeCompare(labels[b], undefined, { numeric: true }) || a - b);
+  // the few distinct labels are ranked once: comparing numbers keeps the sort of 5000 nodes in milliseconds
+  const collator = new Intl.Collator(undefined, { numeric: true });
+  const rank = new Map([...new Set(labels)].sort(collator.compare).map((l, k) => [l, k] as const));
+  const ranks = Int32Array.from(labels, (l) => rank.get(l) ?? 0);
+  idx.sort((a, b) => ranks[a] - ranks[b] || a - b);
   const groups: NodeGroup[] = [];
   idx.forEach((i, k) => {
     const last = groups[groups.length - 1];

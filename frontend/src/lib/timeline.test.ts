@@ -68,6 +68,18 @@ describe("allocation over time", () => {
     expect(Array.from(m.values).map((v) => Math.round(v * 100))).toEqual([50, 110]);
     expect(m.rowNodes).toEqual([[0, 1]]);
   });
+  it("narrows the columns to a span of cycles, counting the cycles before it", () => {
+    const m = allocationMatrix(nodes, cycles, "cpu", 100, 100, undefined, { from: 2, to: 3 });
+    expect([m.rows, m.cols]).toEqual([2, 2]);
+    expect(m.colCycle).toEqual([2, 3]);
+    const row = (r: number) => Array.from(m.values.slice(r * m.cols, (r + 1) * m.cols)).map((v) => Math.round(v * 100));
+    expect(row(0)).toEqual([50, 50]);
+    expect(row(1)).toEqual([0, 50]);
+    // a span past the end is clamped to the last cycle; one of nodes only (a zoom on rows)
+    const last = allocationMatrix(nodes.slice(1), cycles, "cpu", 100, 100, undefined, { from: 4, to: 99 });
+    expect([last.rows, last.cols, last.colCycle]).toEqual([1, 1, [4]]);
+    expect(Array.from(last.values).map((v) => Math.round(v * 100))).toEqual([50]);
+  });
 });
 
 describe("normalizers", () => {

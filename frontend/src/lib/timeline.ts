@@ -231,7 +231,11 @@ export function requestedAt(nodes: SnapshotNode[], cycles: TimelineCycle[], reso
   return a.used;
 }
 
-/** The allocation heatmap: columns follow the cycles (bucketed to at most maxCols), rows the nodes (to at most maxRows). */
+/**
+ * The allocation heatmap: columns follow the cycles (bucketed to at most maxCols), rows the nodes (to at most
+ * maxRows). `span` narrows the columns to the states after cycles `from` to `to` (0: the snapshot as uploaded);
+ * the cycles before it still count.
+ */
 export function allocationMatrix(
   nodes: SnapshotNode[],
   cycles: TimelineCycle[],
@@ -239,10 +243,13 @@ export function allocationMatrix(
   maxCols: number,
   maxRows: number,
   groups?: NodeGroup[],
+  span?: { from: number; to: number },
 ): AllocationMatrix {
   const n = nodes.length;
   const totalCycles = cycles.length ? cycles[cycles.length - 1].seq : 0;
-  const steps = totalCycles + 1;
+  const from = Math.max(0, Math.min(totalCycles, span?.from ?? 0));
+  const to = Math.max(from, Math.min(totalCycles, span?.to ?? totalCycles));
+  const steps = to - from + 1;
   const cols = Math.max(1, Math.min(steps, maxCols));
   const parts = groups && groups.length ? groups : [{ label: "", start: 0, count: n }];
   const shares = rowsPerGroup(parts, Math.max(1, Math.min(n, maxRows)));
@@ -256,7 +263,7 @@ export function allocationMatrix(
     for (let j = 0; j < g.count; j++) rowNodes[first + Math.floor((j * share) / Math.max(1, g.count))].push(g.start + j);
     first += share;
   });
-  const colCycle = Array.from({ length: cols }, (_, k) => (cols === steps ? k : Math.round(((k + 1) * (steps - 1)) / cols)));
+  const colCycle = Array.from({ length: cols }, (_, k) => from + (cols === steps ? k : Math.round(((k + 1) * (steps - 1)) / cols)));
   const alloc = Float64Array.from(nodes, (nd) => nd.allocatable[resource] ?? 0);
   const allocation = new Allocation(nodes, resource);
   const used = allocation.used;
@@ -275,6 +282,7 @@ export function allocationMatrix(
   let col = 0;
   while (col < cols && colCycle[col] <= 0) capture(col++);
   for (const c of cycles) {
+    if (col >= cols) break;
     allocation.apply(c);
     ci = c.seq;
     while (col < cols && colCycle[col] <= ci) capture(col++);

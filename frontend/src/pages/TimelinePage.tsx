@@ -10,6 +10,7 @@ import { Heatmap } from "../components/Heatmap";
 import { GROUP_BY, groupOf, orderNodes, type GroupBy } from "../lib/nodeGroups";
 import { heatGradientCss } from "../lib/colors";
 import { formatAmount, formatMicros, formatPercent, plural, resourceLabel } from "../lib/format";
+import type { CellRange } from "../lib/heatmap";
 import { allocationMatrix, loadLatency, loadTimeline, requestedAt, resourcesOf, type TimelineData } from "../lib/timeline";
 
 const RESULT_COLORS: Record<string, string> = {
@@ -42,9 +43,25 @@ const MARKS_H = 7; // the row above the marks: preemptions and retries
  * above it, a black tick where a cycle's preemption evicted pods and a grey one where a pod was tried
  * again (a preemptor's retry); a Permit wait is its own colour, and the binding that ended it a short mark.
  */
-function QueueStrip({ data, width, cursor, onPick }: { data: TimelineData; width: number; cursor: number; onPick: (c: number) => void }) {
+function QueueStrip({
+  data,
+  width,
+  cursor,
+  onPick,
+  from = 0,
+  to,
+}: {
+  data: TimelineData;
+  width: number;
+  cursor: number;
+  onPick: (c: number) => void;
+  /** The span of cycles shown (slot `from` to slot `to`; slot 0 is before the first cycle), as the heatmap's columns. */
+  from?: number;
+  to?: number;
+}) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const total = data.cycles.length;
+  const last = Math.max(from, to ?? total);
   useEffect(() => {
     const c = canvas.current;
     const ctx = c?.getContext?.("2d");
@@ -55,10 +72,11 @@ function QueueStrip({ data, width, cursor, onPick }: { data: TimelineData; width
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, width, STRIP_H);
     // slot 0 is "before the first cycle", as in the heatmap below, so that the columns line up
-    const w = width / (total + 1);
+    const w = width / (last - from + 1);
     const mw = Math.max(1, w - (w > 3 ? 1 : 0));
     data.cycles.forEach((cy, k) => {
-      const x = (k + 1) * w;
+      if (k + 1 < from || k + 1 > last) return;
+      const x = (k + 1 - from) * w;
       ctx.fillStyle = RESULT_COLORS[cy.result] ?? "#9aa3af";
       const h = cy.kind === "Binding" ? 8 : cy.result === "Scheduled" ? 14 : 24;
       ctx.fillRect(x, STRIP_H - h, mw, h);
@@ -70,9 +88,11 @@ function QueueStrip({ data, width, cursor, onPick }: { data: TimelineData; width
         ctx.fillRect(x, 1, mw, MARKS_H - 4);
       }
     });
-    ctx.fillStyle = "#000";
-    ctx.fillRect((cursor + 0.5) * w - 1, 0, 2, STRIP_H);
-  }, [data, width, cursor, total]);
+    if (cursor >= from && cursor <= last) {
+      ctx.fillStyle = "#000";
+      ctx.fillRect((cursor - from + 0.5) * w - 1, 0, 2, STRIP_H);
+    }
+  }, [data, width, cursor, from, last]);
   const counts = useMemo(() => {
     const m = new Map<string, number>();
     for (const c of data.cycles) if (c.kind !== "Binding") m.set(c.result, (m.get(c.result) ?? 0) + 1);
@@ -108,7 +128,7 @@ function QueueStrip({ data, width, cursor, onPick }: { data: TimelineData; width
         data-retries={events.retries}
         onClick={(e) => {
           const rect = e.currentTarget.getBoundingClientRect();
-          onPick(Math.max(0, Math.min(total, Math.floor(((e.clientX - rect.left) / rect.width) * (total + 1)))));
+          onPick(Math.max(from, Math.min(last, from + Math.floor(((e.clientX - rect.left) / rect.width) * (last - from + 1)))));
         }}
       />
       <div className="legend" style={{ marginTop: 4 }}>
@@ -188,7 +208,6 @@ export function TimelinePage() {
   const box = useRef<HTMLDivElement>(null);
   const width = useWidth(box, 900);
   const heatW = Math.max(300, width - 24);
-  const labelsW = 120;
   const resource = sp.get("resource") ?? "cpu";
   const cursor = Math.max(0, Math.min(cycleCount, Number.parseInt(sp.get("cycle") ?? String(cycleCount), 10) || 0));
   const setParam = (k: string, v: string) => {
@@ -227,15 +246,48 @@ export function TimelinePage() {
     }
     return orderNodes(nodes.data, groupBy, util);
   }, [nodes.data, timeline.data, groupBy, resource]);
+  // a drag over the map zooms to its nodes and cycles: the map is made again for them alone, at full detail
+  const [span, setSpan] = useState<{ nodes: [number, number]; cycles: [number, number] } | null>(null);
+  useEffect(() => setSpan(null), [ordered]);
+  const view = useMemo(() => {
+    if (!ordered) return null;
+    const [a, b] = span?.nodes ?? [0, ordered.nodes.length];
+    const groups = ordered.groups
+      .map((g) => ({ ...g, start: Math.max(g.start, a) - a, count: Math.min(g.start + g.count, b) - Math.max(g.start, a) }))
+      .filter((g) => g.count > 0);
+    return { nodes: ordered.nodes.slice(a, b), groups, offset: a };
+  }, [ordered, span]);
+  const grouped = groupBy !== "snapshot" && groupBy !== "utilization" && !!view && view.groups.length > 1;
+  const labelsW = 120;
   const matrix = useMemo(
     () =>
-      ordered && timeline.data
-        ? allocationMatrix(ordered.nodes, timeline.data.cycles, resource, Math.floor((heatW - 120) / 2), maxRows, groupBy === "snapshot" || groupBy === "utilization" ? undefined : ordered.groups)
+      view && timeline.data
+        ? allocationMatrix(
+            view.nodes,
+            timeline.data.cycles,
+            resource,
+            Math.floor((heatW - labelsW) / 2),
+            maxRows,
+            groupBy === "snapshot" || groupBy === "utilization" ? undefined : view.groups,
+            span ? { from: span.cycles[0], to: span.cycles[1] } : undefined,
+          )
         : null,
-    [ordered, timeline.data, resource, heatW, maxRows, groupBy],
+    [view, timeline.data, resource, heatW, maxRows, groupBy, span],
   );
   const rowH = matrix ? Math.max(2, Math.min(16, Math.floor((420 * zoom) / matrix.rows))) : 8;
-  const grouped = groupBy !== "snapshot" && groupBy !== "utilization" && !!ordered && ordered.groups.length > 1;
+  const spanTo = matrix ? matrix.colCycle[matrix.colCycle.length - 1] : cycleCount;
+  const spanFrom = span ? Math.min(span.cycles[0], spanTo) : 0;
+  const zoomTo = (cells: CellRange) => {
+    if (!matrix || !view) return;
+    const first = matrix.rowNodes[cells.rows[0]];
+    const lastRow = matrix.rowNodes[cells.rows[1] - 1];
+    if (!first?.length || !lastRow?.length) return;
+    const a = view.offset + first[0];
+    const b = view.offset + lastRow[lastRow.length - 1] + 1;
+    const from = cells.cols[0] === 0 ? spanFrom : matrix.colCycle[cells.cols[0] - 1] + 1;
+    const to = matrix.colCycle[cells.cols[1] - 1];
+    setSpan({ nodes: [a, b], cycles: [Math.min(from, to), to] });
+  };
   // relative: the busiest cell of the map is the top of the colour scale (low utilisation stays readable)
   const peak = useMemo(() => {
     if (!matrix) return 1;
@@ -250,10 +302,10 @@ export function TimelinePage() {
   const showLabels = rowH >= 11 || grouped;
   const heatH = matrix ? matrix.rows * rowH : 200;
   const cursorCol = useMemo(() => {
-    if (!matrix) return null;
+    if (!matrix || cursor < spanFrom || cursor > spanTo) return null;
     const k = matrix.colCycle.findIndex((c) => c >= cursor);
     return k < 0 ? matrix.cols - 1 : k;
-  }, [matrix, cursor]);
+  }, [matrix, cursor, spanFrom, spanTo]);
   const atCursor = useMemo(() => {
     if (!nodes.data || !timeline.data) return [];
     const used = requestedAt(nodes.data, timeline.data.cycles, resource, cursor);
@@ -336,13 +388,20 @@ export function TimelinePage() {
               <p className="small muted">Built from the replay&apos;s cycles and the snapshot&apos;s pod requests.</p>
             ) : null}
             <div style={{ marginLeft: showLabels ? labelsW : 0 }}>
-              <QueueStrip data={timeline.data} width={heatW - (showLabels ? labelsW : 0)} cursor={cursor} onPick={(c) => setParam("cycle", String(c))} />
+              <QueueStrip
+                data={timeline.data}
+                width={heatW - (showLabels ? labelsW : 0)}
+                cursor={cursor}
+                from={spanFrom}
+                to={spanTo}
+                onPick={(c) => setParam("cycle", String(c))}
+              />
             </div>
             <div style={{ height: 6 }} />
             <div style={{ display: "flex", maxHeight: zoom > 1 ? 640 : undefined, overflowY: zoom > 1 ? "auto" : undefined }} data-testid="heatmap-scroll">
-            {showLabels && grouped && ordered ? (
+            {showLabels && grouped && view ? (
               <div style={{ width: labelsW, flex: "none", position: "relative", height: heatH }} aria-label="Node groups" role="list">
-                {ordered.groups.map((g, k) => (
+                {view.groups.map((g, k) => (
                   <div
                     key={g.label}
                     role="listitem"
@@ -359,7 +418,7 @@ export function TimelinePage() {
               <div aria-hidden="true" style={{ width: labelsW, flex: "none", paddingTop: 1 }}>
                 {matrix.rowNodes.map((ns, k) => (
                   <div key={k} className="ellipsis" style={{ height: rowH, lineHeight: `${rowH}px`, fontSize: Math.min(11.5, rowH - 1), paddingRight: 6, textAlign: "right" }}>
-                    {ordered?.nodes[ns[0]]?.name}
+                    {view?.nodes[ns[0]]?.name}
                   </div>
                 ))}
               </div>
@@ -374,10 +433,13 @@ export function TimelinePage() {
               separators={grouped ? matrix.groupRows : undefined}
               label={`${resourceLabel(resource)} allocation of ${nodes.data?.length} nodes over ${cycleCount} cycles`}
               onPickColumn={(col) => setParam("cycle", String(matrix.colCycle[col]))}
+              colLabel={(col) => String(matrix.colCycle[col] ?? "")}
+              onZoom={zoomTo}
+              onResetZoom={() => setSpan(null)}
               describe={(row, col, v) => {
-                const ns = matrix.rowNodes[row].map((i) => ordered?.nodes[i]?.name ?? "");
-                const first = ordered?.nodes[matrix.rowNodes[row][0]];
-                const group = grouped && first ? `${groupOf(first, groupBy)} · ` : "";
+                const ns = matrix.rowNodes[row].map((i) => view?.nodes[i]?.name ?? "");
+                const first = view?.nodes[matrix.rowNodes[row][0]];
+                const group = groupBy !== "snapshot" && groupBy !== "utilization" && first ? `${groupOf(first, groupBy)} · ` : "";
                 const who = group + (ns.length === 1 ? ns[0] : `${ns[0]} … ${ns[ns.length - 1]} (${ns.length} nodes, busiest)`);
                 const c = matrix.colCycle[col];
                 const real = matrix.values[row * matrix.cols + col];
@@ -385,6 +447,21 @@ export function TimelinePage() {
                 return `${who} · after cycle ${c}: ${Number.isNaN(real) ? "none allocatable" : formatPercent(real * 100)}`;
               }}
             />
+            </div>
+            <div className="heatmap-zoom small" data-testid="heatmap-zoom" data-zoomed={span ? "true" : "false"} style={{ marginTop: 4 }}>
+              {span && view ? (
+                <>
+                  <span>
+                    Zoomed to {view.nodes.length === 1 ? `node ${view.nodes[0].name}` : `nodes ${span.nodes[0] + 1}–${span.nodes[1]} of ${ordered?.nodes.length}`},{" "}
+                    {spanFrom === spanTo ? `after cycle ${spanFrom}` : `cycles ${spanFrom}–${spanTo}`}
+                  </span>
+                  <button type="button" onClick={() => setSpan(null)}>
+                    Show all
+                  </button>
+                </>
+              ) : (
+                <span className="muted">Drag over the map to zoom to its nodes and cycles; double-click to show all again.</span>
+              )}
             </div>
             <div className="playback" style={{ marginTop: 8 }} role="group" aria-label="Cycle cursor">
               <button type="button" onClick={() => setPlaying((p) => !p)} aria-label={playing ? "Pause" : "Play the cursor through the cycles"}>
