@@ -161,7 +161,8 @@ class KubeObject:
 
     @property
     def key(self) -> str:
-        return f"{self.meta.namespace}/{self.meta.name}" if self.meta.namespace else self.meta.name
+        meta = self.meta
+        return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
 
     @property
     def uid(self) -> str:
@@ -173,7 +174,10 @@ class KubeObject:
 
     @property
     def spec(self) -> JSON:
-        return _mapping(self.raw.get("spec"), self.ident, "spec")
+        spec = self.raw.get("spec")
+        if type(spec) is dict:
+            return spec
+        return _mapping(spec, self.ident, "spec")
 
 
 class Node(KubeObject):

@@ -245,3 +245,47 @@ def test_a_released_replay_is_freed_without_waiting_for_a_full_collection(
     released = garbage_after(True)
     assert held > 20 * SHAPE.running  # the whole cluster, pods and their objects, held by cycles
     assert released < held / 5  # the framework's own objects and the records
+
+
+def test_the_spread_index_filled_in_bulk_is_the_one_filled_pod_by_pod(
+    dense_objects: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PodTopologySpread's index of assigned pods takes a run of additions at once (the first sync
+    adds the snapshot's every running pod): the same slots, codes and vocabularies as one by one."""
+    snap = _read(dense_objects, share=True)
+    cluster = snap.cluster()
+    index = podtopologyspread._PodIndex
+    bulk = index(cluster)
+    with monkeypatch.context() as m:
+        m.setattr(index, "_add_many", lambda self, added: [self._add(p, n) for p, n in added] and None)
+        one = index(cluster)
+
+    def state(ix: Any) -> tuple[Any, ...]:
+        k = ix.size
+        return (
+            k,
+            ix.node[:k].tolist(),
+            ix.counted[:k].tolist(),
+            ix.ns[:k].tolist(),
+            ix.labels,
+            ix.slot_of,
+            ix.ns_codes,
+            {key: (codes[:k].tolist(), vocab) for key, (codes, vocab) in ix.columns.items()},
+        )
+
+    assert state(bulk) == state(one) and bulk.size == SHAPE.running
+    # with label columns already built, and a removal between two runs of additions
+    keys = sorted({key for p in snap.running for key in p.labels})
+    for ix in (bulk, one):
+        for key in keys:
+            ix.column(key)
+    pods = [(p, cluster.index[p.node_name]) for p in snap.running[:300]]
+    bulk._add_many(pods[:150])
+    bulk._remove(pods[10][0])
+    bulk._add_many(pods[150:])
+    for p, n in pods[:150]:
+        one._add(p, n)
+    one._remove(pods[10][0])
+    for p, n in pods[150:]:
+        one._add(p, n)
+    assert state(bulk) == state(one) and len(keys) > 1

@@ -398,12 +398,44 @@ class _PodIndex:
         if self.pos >= len(changes):
             return
         with uninterruptible():  # the index and pos move together (engine/budget.py)
+            added: list[tuple[Pod, int]] = []
             for sign, pod, node in changes[self.pos :]:
                 if sign > 0:
-                    self._add(pod, node)
+                    added.append((pod, node))
                 else:
+                    if added:
+                        self._add_many(added)
+                        added = []
                     self._remove(pod)
+            if added:
+                self._add_many(added)
             self.pos = len(changes)
+
+    def _add_many(self, added: list[tuple[Pod, int]]) -> None:
+        """``_add`` of each pod in turn, the arrays written a run at a time (the first sync adds
+        every assigned pod of the snapshot)."""
+        if len(added) < 8:
+            for pod, node in added:
+                self._add(pod, node)
+            return
+        k0 = self.size
+        k1 = k0 + len(added)
+        while k1 > len(self.node):
+            self._grow()
+        self.node[k0:k1] = [node for _, node in added]
+        self.counted[k0:k1] = [pod.meta.deletion is None for pod, _ in added]
+        ns_codes = self.ns_codes
+        self.ns[k0:k1] = [ns_codes.setdefault(pod.namespace, len(ns_codes)) for pod, _ in added]
+        labels = [pod.labels for pod, _ in added]
+        self.labels.extend(labels)
+        slot_of = self.slot_of
+        for k, (pod, _) in enumerate(added, k0):
+            slot_of[pod.uid] = k
+        for key, (codes, vocab) in self.columns.items():
+            codes[k0:k1] = [
+                -1 if (v := lab.get(key)) is None else vocab.setdefault(v, len(vocab)) for lab in labels
+            ]
+        self.size = k1
 
     def column(self, key: str) -> tuple[npt.NDArray[np.int32], dict[str, int]]:
         col = self.columns.get(key)
