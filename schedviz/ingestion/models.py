@@ -122,6 +122,13 @@ class Snapshot(Owned):
             _summaries.put(key, value)
         return value
 
+    @classmethod
+    def without_bulk(cls, pk: Any) -> Snapshot:
+        """The snapshot with its objects and summary left in the database until they are read (a
+        production cluster's are hundreds of MB: a reading kept by the process never needs them)."""
+        row: Snapshot = cls.objects.defer("objects_blob", "summary_blob").get(pk=pk)
+        return row
+
     @property
     def engine_key(self) -> str:
         return f"{self.pk}:{self.content_hash}"

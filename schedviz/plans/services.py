@@ -144,7 +144,7 @@ def compute(plan: Plan) -> tuple[dict[str, Any], list[tuple[str, Any, str]]]:
 
 
 def _compute(plan: Plan, budget: Any) -> tuple[dict[str, Any], list[tuple[str, Any, str]]]:
-    snap = plan.snapshot.engine_snapshot()
+    snap = Snapshot.without_bulk(plan.snapshot_id).engine_snapshot()
     config = load_config(plan.config if plan.config is not None else snap.config)
     r = plan.request
     all_nodes = bool(r.get("allNodes"))

@@ -63,7 +63,7 @@ def run_report(report_id: Any) -> str:
         return "skipped"
     budget = budget_for()  # each cycle bounded as a replay's is (SCHEDVIZ_CYCLE_SECONDS)
     try:
-        snap = rep.snapshot.engine_snapshot()
+        snap = Snapshot.without_bulk(rep.snapshot_id).engine_snapshot()
         cand = load_config(rep.candidate if rep.candidate is not None else snap.config)
         base = load_config(rep.baseline) if rep.has_baseline else None
         options = ReplayOptions(extender_transport=outbound_extenders.transport(), budget=budget)

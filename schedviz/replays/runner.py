@@ -33,7 +33,7 @@ from schedviz.engine.config import load_config
 from schedviz.engine.runtime.replay import Replay as EngineReplay
 from schedviz.engine.runtime.replay import ReplayOptions
 from schedviz.engine.trace import SCHEDULING, CycleRecord
-from schedviz.ingestion.models import pack
+from schedviz.ingestion.models import Snapshot, pack
 from schedviz.outbound import extenders as outbound_extenders
 
 from .jobs import claim, retrying, writing
@@ -205,7 +205,7 @@ def _run_bounded(replay: Replay, budget: Budget) -> str:
     # The engine's reading of the snapshot (150,000 pods in a production cluster) is the process's
     # kept one when it fits its budget, else read for this replay only, frozen out of the collector's
     # sight meanwhile and handed back when it ends (ingestion.enginecache).
-    snap = replay.snapshot
+    snap = Snapshot.without_bulk(replay.snapshot_id)
     raw_config = replay.config if replay.config is not None else snap.config
     with ExitStack() as using:
         with budget.phase("reading the snapshot and the configuration"):  # engine work only: no database

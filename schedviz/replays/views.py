@@ -114,7 +114,15 @@ class ReplayViewSet(OwnedViewSet, mixins.ListModelMixin, mixins.RetrieveModelMix
     serializer_class = s.ReplaySerializer
 
     def get_queryset(self) -> QuerySet[Any]:
-        return super().get_queryset().defer("node_names_blob")
+        # the snapshot's bulk (its objects: hundreds of MB for a production cluster) is read only by
+        # what needs it, and its summary only once per process (Snapshot.summary)
+        return (
+            super()
+            .get_queryset()
+            .defer("node_names_blob")
+            .select_related("snapshot")
+            .defer("snapshot__objects_blob", "snapshot__summary_blob")
+        )
 
     def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.action != "list":
