@@ -1,11 +1,13 @@
 """Fixtures for the tests that run the real kubernetes client against the stand-in API server
-(schedviz/kube/testing.py): fast timings, the server, a small cluster. tests/kube and tests/live
-re-export the ``apiserver`` fixture from their conftest.py."""
+(schedviz/kube/testing.py): fast timings, the server, a small cluster, waiting for a condition.
+tests/kube and tests/live re-export the ``apiserver`` fixture from their conftest.py; the live fault
+harness (tests/live/faults.py) runs its servers, timing and waits on the same pieces."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -29,26 +31,42 @@ FAST = Timing(
 )
 
 
-@pytest.fixture
-def apiserver() -> Iterator[TestApiServer]:
-    srv = TestApiServer(token="s3cr3t-token-for-tests")
+@contextmanager
+def running(srv: TestApiServer) -> Iterator[TestApiServer]:
+    """The stand-in API server started for the block, then closed; SchedViz must not have written to
+    it (AssertionError)."""
     srv.start()
     try:
         yield srv
     finally:
         srv.close()
-        assert srv.writes == [], "SchedViz wrote to the watched cluster"
+        if srv.writes:
+            raise AssertionError(f"SchedViz wrote to the watched cluster: {srv.writes}")
 
 
-def wait_until(pred: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+@pytest.fixture
+def apiserver() -> Iterator[TestApiServer]:
+    with running(TestApiServer(token="s3cr3t-token-for-tests")) as srv:
+        yield srv
+
+
+def poll(pred: Callable[[], Any], timeout: float, interval: float = 0.01) -> Any:
+    """``pred()``'s first true value, asked every ``interval`` seconds; its last (false) value once
+    ``timeout`` seconds have passed."""
     deadline = time.monotonic() + timeout
     while True:
         value = pred()
-        if value:
+        if value or time.monotonic() > deadline:
             return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
+        time.sleep(interval)
+
+
+def wait_until(pred: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    """``poll``, and an AssertionError naming ``what`` when the time is up."""
+    value = poll(pred, timeout)
+    if not value:
+        raise AssertionError(f"timed out waiting for {what}")
+    return value
 
 
 def namespace(name: str) -> dict[str, Any]:

@@ -20,33 +20,22 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from schedviz.kube.kubeconfig import Source
 from schedviz.kube.testing import TestApiServer
-from schedviz.kube.watch import Timing
 from schedviz.live import schedconfig
 from schedviz.live.divergence import DIVERGED, MATCH, Outcome, replay_pod
 from schedviz.live.runtime import ClusterWatcher, Options
 from schedviz.live.triggers import BOUND, FAILED, Trigger
+from tests.kubefixtures import FAST, namespace, poll, running
 
 JSON = dict[str, Any]
 FAULTS = ("events-first", "pods-first", "nodes-late", "restart", "expired", "dropped")
 SKEWS = (0.0, -180.0, 180.0)  # the cluster's clock against this machine's, by run
-TIMING = Timing(
-    page_size=50,
-    watch_timeout=(30, 31),
-    connect_timeout=2.0,
-    read_timeout=10.0,
-    list_timeout=5.0,
-    backoff_initial=0.05,
-    backoff_max=0.4,
-    jitter=0.2,
-    unavailable_retry=5.0,
-    min_watch_seconds=0.0,
-)
+# FAST's delays, but for pages of 50, slower backoffs and an API server down for a while (restart)
+TIMING = replace(FAST, page_size=50, backoff_max=0.4, jitter=0.2, unavailable_retry=5.0)
 
 
 @dataclass(frozen=True)
@@ -221,7 +210,7 @@ class Scheduler:
 
 def build_cluster(srv: TestApiServer, rng: random.Random) -> Scheduler:
     """Four nodes and three pods running (bound by their creator): the scheduler that decides there."""
-    srv.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
+    srv.create(namespace("default"))
     for i, (cpu, zone) in enumerate([("4", "a"), ("4", "b"), ("8", "a"), ("8", "b")]):
         srv.create(_node(f"node-{i}", cpu, zone))
     sched = Scheduler(srv, rng)
@@ -287,15 +276,6 @@ def break_watches(srv: TestApiServer, sched: Scheduler, rng: random.Random, faul
     time.sleep(rng.uniform(0.0, 0.3))
 
 
-def wait_for(pred: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def play(
     seed: int,
     *,
@@ -308,45 +288,41 @@ def play(
     burst of decisions; the timing is drawn from ``seed``."""
     rng = random.Random(seed)
     run = Run(seed, SKEWS[seed % len(SKEWS)] if skew is None else skew)
-    srv = TestApiServer(token=f"fault-{seed}", clock_skew=run.skew)
-    srv.start()
     watcher: ClusterWatcher | None = None
-    try:
-        sched = build_cluster(srv, rng)
-        sink = MemorySink()
-        grace = 0.3
-        options = Options(
-            timing=TIMING, settle=0.02, event_grace=grace, catch_up=catch_up, explain_checks=None, seed=seed
-        )
-        watcher = ClusterWatcher(
-            f"faults-{seed}",
-            Source("kubeconfig", srv.kubeconfig()).client(),
-            lambda _: schedconfig.build(None),
-            sink,
-            options=options,
-        )
-        watcher.start()
-        if not wait_for(lambda: watcher is not None and watcher.health()["status"] == "watching", 20):
-            raise AssertionError(f"seed {seed}: the watcher never synced: {watcher.health()}")
-        burst(sched, rng, 2, 0.02)
-        for fault in plan or [rng.choice(FAULTS) for _ in range(faults)]:
-            run.faults.append(fault)
-            break_watches(srv, sched, rng, fault, grace)
-        burst(sched, rng, 2, 0.02)
-        run.decisions = list(sched.decisions)
-        w = watcher
-        wait_for(lambda: len(sink.outcomes) >= len(run.decisions) and w.idle(), catch_up + 15)
-        time.sleep(grace + 0.1)  # anything still to come (a second copy) comes now
-        wait_for(w.idle, 5)
-        with sink.lock:
-            run.outcomes = list(sink.outcomes)
-        run.health = w.health()
-    finally:
-        if watcher is not None:
-            watcher.stop()
-        srv.close()
-        if srv.writes:
-            raise AssertionError("SchedViz wrote to the watched cluster")
+    with running(TestApiServer(token=f"fault-{seed}", clock_skew=run.skew)) as srv:
+        try:
+            sched = build_cluster(srv, rng)
+            sink = MemorySink()
+            grace = 0.3
+            options = Options(
+                timing=TIMING, settle=0.02, event_grace=grace, catch_up=catch_up, explain_checks=None, seed=seed
+            )
+            watcher = ClusterWatcher(
+                f"faults-{seed}",
+                Source("kubeconfig", srv.kubeconfig()).client(),
+                lambda _: schedconfig.build(None),
+                sink,
+                options=options,
+            )
+            watcher.start()
+            if not poll(lambda: watcher is not None and watcher.health()["status"] == "watching", 20, 0.02):
+                raise AssertionError(f"seed {seed}: the watcher never synced: {watcher.health()}")
+            burst(sched, rng, 2, 0.02)
+            for fault in plan or [rng.choice(FAULTS) for _ in range(faults)]:
+                run.faults.append(fault)
+                break_watches(srv, sched, rng, fault, grace)
+            burst(sched, rng, 2, 0.02)
+            run.decisions = list(sched.decisions)
+            w = watcher
+            poll(lambda: len(sink.outcomes) >= len(run.decisions) and w.idle(), catch_up + 15, 0.02)
+            time.sleep(grace + 0.1)  # anything still to come (a second copy) comes now
+            poll(w.idle, 5, 0.02)
+            with sink.lock:
+                run.outcomes = list(sink.outcomes)
+            run.health = w.health()
+        finally:
+            if watcher is not None:
+                watcher.stop()
     return run
 
 
