@@ -257,7 +257,7 @@ def test_the_spread_index_filled_in_bulk_is_the_one_filled_pod_by_pod(
     index = podtopologyspread._PodIndex
     bulk = index(cluster)
     with monkeypatch.context() as m:
-        m.setattr(index, "_add_many", lambda self, added: [self._add(p, n) for p, n in added] and None)
+        m.setattr(index, "_add_many", lambda self, added: [self._add(p, n) for _, p, n in added] and None)
         one = index(cluster)
 
     def state(ix: Any) -> tuple[Any, ...]:
@@ -279,13 +279,55 @@ def test_the_spread_index_filled_in_bulk_is_the_one_filled_pod_by_pod(
     for ix in (bulk, one):
         for key in keys:
             ix.column(key)
-    pods = [(p, cluster.index[p.node_name]) for p in snap.running[:300]]
+    assert state(bulk) == state(one)
+    # the columns built at once are the ones built pod by pod
+    plain_columns: dict[str, Any] = {}
+    for key in keys:
+        vocab: dict[str, int] = {}
+        codes: list[int] = []
+        for lab in one.labels:
+            v = lab.get(key)
+            if v is None:
+                codes.append(-1)
+            else:
+                codes.append(vocab.setdefault(v, len(vocab)))
+        plain_columns[key] = (codes, vocab)
+    assert {key: (c[: one.size].tolist(), v) for key, (c, v) in one.columns.items()} == plain_columns
+    pods = [(1, p, cluster.index[p.node_name]) for p in snap.running[:300]]
     bulk._add_many(pods[:150])
-    bulk._remove(pods[10][0])
+    bulk._remove(pods[10][1])
     bulk._add_many(pods[150:])
-    for p, n in pods[:150]:
+    for _, p, n in pods[:150]:
         one._add(p, n)
-    one._remove(pods[10][0])
-    for p, n in pods[150:]:
+    one._remove(pods[10][1])
+    for _, p, n in pods[150:]:
         one._add(p, n)
     assert state(bulk) == state(one) and len(keys) > 1
+
+
+def test_the_affinity_registry_built_by_template_is_the_one_built_pod_by_pod(
+    dense_objects: list[dict[str, Any]],
+) -> None:
+    """InterPodAffinity's registry of assigned pods with affinity works out once per template which
+    pods have terms: the same groups, nodes and label index as pod by pod."""
+    snap = _read(dense_objects, share=True)
+    cluster = snap.cluster()
+    registry = interpodaffinity._Registry
+    bulk = registry(cluster)
+    one = object.__new__(registry)
+    one.groups = {}
+    one._scored = interpodaffinity._LabelIndex(interpodaffinity._scored_terms)
+    one._anti = interpodaffinity._LabelIndex(interpodaffinity._anti_terms)
+    for p in cluster.assigned_pods():
+        node = cluster.node_of(p)
+        assert node is not None
+        one._apply(1, p, node)
+
+    def state(r: Any) -> tuple[Any, ...]:
+        return (
+            [(sig, g.terms, g.nodes) for sig, g in r.groups.items()],
+            [(list(ix.any), [(k, list(v)) for k, v in ix.by_label.items()]) for ix in (r._scored, r._anti)],
+        )
+
+    assert state(bulk) == state(one)
+    assert 0 < sum(len(g.nodes) for g in bulk.groups.values()) < SHAPE.running

@@ -427,6 +427,15 @@ class _LabelIndex:
         return found
 
 
+def _affinity_terms(pod: Pod) -> PodTerms | None:
+    """The pod's terms when it is podWithAffinity, else None (nothing to parse)."""
+    aff = pod.spec.get("affinity")
+    if not isinstance(aff, dict) or (aff.get("podAffinity") is None and aff.get("podAntiAffinity") is None):
+        return None
+    terms = pod_terms(pod)
+    return terms if terms.has_affinity else None
+
+
 class _Registry:
     """Assigned pods with affinity (NodeInfo.PodsWithAffinity), grouped by their terms.
 
@@ -440,39 +449,49 @@ class _Registry:
         self._scored = _LabelIndex(_scored_terms)
         self._anti = _LabelIndex(_anti_terms)
         self.pos = 0
+        # the pods of one template share one ``shared`` dict, and so their terms (``pod_terms``):
+        # which of them have affinity is worked out once per dict (the dicts live on: ids are unique)
+        terms_of: dict[int, PodTerms | None] = {}
         for pod in cluster.assigned_pods():
-            node = cluster.node_of(pod)
-            assert node is not None
-            self._apply(1, pod, node)
+            key = id(pod.shared)
+            if key in terms_of:
+                terms = terms_of[key]
+            else:
+                terms = terms_of[key] = _affinity_terms(pod)
+            if terms is not None:
+                node = cluster.node_of(pod)
+                assert node is not None
+                self._add(terms, node)
         self.pos = len(cluster.changes)
 
+    def _add(self, terms: PodTerms, node: int) -> None:
+        sig = terms.signature
+        g = self.groups.get(sig)
+        if g is None:
+            g = _SigGroup(terms)
+            self.groups[sig] = g
+            self._index(sig, terms, True)
+        g.nodes.append(node)
+        g._array = None
+
     def _apply(self, sign: int, pod: Pod, node: int) -> None:
-        aff = pod.spec.get("affinity")
-        if not isinstance(aff, dict) or (
-            aff.get("podAffinity") is None and aff.get("podAntiAffinity") is None
-        ):
-            return  # not podWithAffinity: nothing to parse
-        terms = pod_terms(pod)
-        if not terms.has_affinity:
+        terms = _affinity_terms(pod)
+        if terms is None:
+            return
+        if sign > 0:
+            self._add(terms, node)
             return
         sig = terms.signature
         g = self.groups.get(sig)
         if g is None:
-            if sign < 0:
-                return
-            g = _SigGroup(terms)
-            self.groups[sig] = g
-            self._index(sig, terms, True)
-        if sign > 0:
-            g.nodes.append(node)
-        else:
-            try:
-                g.nodes.remove(node)
-            except ValueError:
-                return
-            if not g.nodes:
-                del self.groups[sig]
-                self._index(sig, terms, False)
+            return
+        try:
+            g.nodes.remove(node)
+        except ValueError:
+            return
+        if not g.nodes:
+            del self.groups[sig]
+            self._index(sig, terms, False)
         g._array = None
 
     def _index(self, sig: Hashable, terms: PodTerms, add: bool) -> None:

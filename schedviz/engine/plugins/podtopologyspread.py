@@ -398,38 +398,35 @@ class _PodIndex:
         if self.pos >= len(changes):
             return
         with uninterruptible():  # the index and pos move together (engine/budget.py)
-            added: list[tuple[Pod, int]] = []
-            for sign, pod, node in changes[self.pos :]:
-                if sign > 0:
-                    added.append((pod, node))
-                else:
-                    if added:
-                        self._add_many(added)
-                        added = []
-                    self._remove(pod)
-            if added:
-                self._add_many(added)
+            todo = changes[self.pos :]
+            start = 0
+            for i in [i for i, change in enumerate(todo) if change[0] < 0]:
+                self._add_many(todo[start:i])
+                self._remove(todo[i][1])
+                start = i + 1
+            self._add_many(todo[start:])
             self.pos = len(changes)
 
-    def _add_many(self, added: list[tuple[Pod, int]]) -> None:
-        """``_add`` of each pod in turn, the arrays written a run at a time (the first sync adds
-        every assigned pod of the snapshot)."""
+    def _add_many(self, added: list[tuple[int, Pod, int]]) -> None:
+        """``_add`` of each pod of a run of additions (``cluster.changes``), the arrays written at
+        once (the first sync adds every assigned pod of the snapshot)."""
         if len(added) < 8:
-            for pod, node in added:
+            for _, pod, node in added:
                 self._add(pod, node)
             return
         k0 = self.size
         k1 = k0 + len(added)
         while k1 > len(self.node):
             self._grow()
-        self.node[k0:k1] = [node for _, node in added]
-        self.counted[k0:k1] = [pod.meta.deletion is None for pod, _ in added]
+        pods = [pod for _, pod, _ in added]
+        self.node[k0:k1] = [node for _, _, node in added]
+        self.counted[k0:k1] = [pod.meta.deletion is None for pod in pods]
         ns_codes = self.ns_codes
-        self.ns[k0:k1] = [ns_codes.setdefault(pod.namespace, len(ns_codes)) for pod, _ in added]
-        labels = [pod.labels for pod, _ in added]
+        self.ns[k0:k1] = [ns_codes.setdefault(pod.namespace, len(ns_codes)) for pod in pods]
+        labels = [pod.labels for pod in pods]
         self.labels.extend(labels)
         slot_of = self.slot_of
-        for k, (pod, _) in enumerate(added, k0):
+        for k, pod in enumerate(pods, k0):
             slot_of[pod.uid] = k
         for key, (codes, vocab) in self.columns.items():
             codes[k0:k1] = [
@@ -442,10 +439,9 @@ class _PodIndex:
         if col is None:
             vocab: dict[str, int] = {}
             codes = np.full(len(self.node), -1, dtype=np.int32)
-            for k, labels in enumerate(self.labels):
-                v = labels.get(key)
-                if v is not None:
-                    codes[k] = vocab.setdefault(v, len(vocab))
+            codes[: len(self.labels)] = [
+                -1 if (v := labels.get(key)) is None else vocab.setdefault(v, len(vocab)) for labels in self.labels
+            ]
             col = (codes, vocab)
             self.columns[key] = col
         return col
