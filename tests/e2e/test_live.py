@@ -378,3 +378,55 @@ def test_a_watched_cluster_streams_its_decisions(
     expect(page.get_by_role("status").filter(has=link)).to_contain_text(
         f"({snap['node_count']} nodes, {snap['pod_count']} pods)"
     )
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (1024, 768)], ids=["1440px", "1024px"])
+def test_a_routine_relist_reads_as_routine_not_as_an_error(
+    page: Page, server: str, api: Api, shot: Shot, live: LiveDriver, width: int, height: int
+) -> None:
+    """Every watch ends with a 410 Gone (its resourceVersion compacted away): the streams list again, and the
+    health says so in a quiet note under each stream, with none of the marks of a failing stream."""
+    cid = live.cluster_id
+    before = sum(s["relists"] for s in api(f"/api/v1/clusters/{cid}/health/")["streams"])
+    live.expire()
+    deadline = time.monotonic() + 30
+    while True:
+        health = api(f"/api/v1/clusters/{cid}/health/")
+        streams = health["streams"]
+        relisted = sum(s["relists"] for s in streams) > before
+        gone = [s for s in streams if s["lastError"] and "410 Gone" in s["lastError"]]
+        # an API the stand-in cluster does not serve (PodGroup) stays unavailable: not a watch
+        served = [s for s in streams if s["state"] != "unavailable"]
+        if relisted and gone and all(s["state"] == "watching" for s in served):
+            break
+        assert time.monotonic() < deadline, f"the streams did not relist and watch again: {streams}"
+        time.sleep(0.3)
+    assert health["status"] == "watching", health
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"{server}/live/{cid}")
+    panel = page.locator("section.health")
+    expect(panel.locator("#health-title [data-cluster-status]")).to_have_attribute(
+        "data-cluster-status", "watching"
+    )
+    table = page.get_by_role("table", name="Streams")
+    for s in gone:
+        row = table.locator(f"tr[data-stream='{s['stream']}']")
+        expect(row.locator("[data-stream-state]")).to_have_attribute("data-stream-state", "watching")
+        expect(row).not_to_have_class(re.compile(r"\bhas-error\b"))
+        expect(row.locator("[data-col=relists]")).to_have_text(str(s["relists"]))
+        note = row.locator("xpath=following-sibling::tr[1]")
+        expect(note).to_have_attribute("data-routine", "true")
+        expect(note).to_contain_text("routine relist: the watch's resourceVersion had expired (410 Gone)")
+    # no stream that relisted reads as failing: the only error rows are those of the APIs not served
+    others = [s for s in streams if s["lastError"] and "410 Gone" not in s["lastError"]]
+    assert all(s["state"] == "unavailable" for s in others), others
+    expect(table.locator("tr.stream-error")).to_have_count(len(others))
+    expect(table.locator("tr.has-error")).to_have_count(len(others))
+    assert "410" not in (health["message"] or ""), health["message"]
+    expect(panel.locator(".problem")).to_have_count(0)
+    note = table.locator("tr[data-routine=true]").first
+    note.scroll_into_view_if_needed()
+    # the note fits the page at this width: not cut by the right edge
+    box = note.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, box
+    shot(page, f"live-routine-relist-{width}", full_page=False)

@@ -372,11 +372,14 @@ export function TimelinePage() {
               ))}
             </select>
           </label>
-          <span className="small muted">0%</span>
-          <span className="colorscale" style={{ background: heatGradientCss() }} aria-hidden="true" />
-          <span className="small muted">{relative && peak > 0 && peak < 1 ? formatPercent(peak * 100) : "100%"}</span>
-          <span className="badge vermillion-strong" title="requested above allocatable">&gt;100%</span>
-          <span className="badge outline">none allocatable</span>
+          {/* the colour scale and its ends wrap together on narrow screens */}
+          <span className="row" style={{ gap: 8, flexWrap: "nowrap" }}>
+            <span className="small muted">0%</span>
+            <span className="colorscale" style={{ background: heatGradientCss() }} aria-hidden="true" />
+            <span className="small muted">{relative && peak > 0 && peak < 1 ? formatPercent(peak * 100) : "100%"}</span>
+            <span className="badge vermillion-strong" title="requested above allocatable">&gt;100%</span>
+            <span className="badge outline">none allocatable</span>
+          </span>
         </div>
         {nodes.error ? <ErrorView error={nodes.error} onRetry={nodes.reload} /> : null}
         {timeline.error ? <ErrorView error={timeline.error} onRetry={timeline.reload} /> : null}
