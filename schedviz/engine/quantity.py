@@ -7,12 +7,37 @@ whole units (Value, rounded up).
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import sys
+from collections.abc import Callable
 from decimal import Decimal
-
-from kubernetes.utils.quantity import parse_quantity
+from pathlib import Path
+from typing import Any
 
 from .errors import InputError
+
+
+def _client_parse_quantity() -> Callable[[object], Any]:
+    """The kubernetes client's ``parse_quantity``. Its module needs only ``decimal``, but importing
+    it through its package imports the whole client first (about half a second of every command's
+    start); it is read from its file alone unless the client is already imported."""
+    if "kubernetes" not in sys.modules:
+        package = importlib.util.find_spec("kubernetes")  # found, not imported
+        if package is not None and package.submodule_search_locations:
+            path = Path(next(iter(package.submodule_search_locations))) / "utils" / "quantity.py"
+            spec = importlib.util.spec_from_file_location("schedviz.engine._client_quantity", path)
+            if spec is not None and spec.loader is not None and path.is_file():
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                parse: Callable[[object], Any] = module.parse_quantity
+                return parse
+    from kubernetes.utils.quantity import parse_quantity
+
+    return parse_quantity
+
+
+parse_quantity = _client_parse_quantity()
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -26,7 +51,7 @@ def parse(value: object, *, obj: str = "", field: str = "") -> Decimal:
     if isinstance(value, bool) or value is None:
         raise InputError(f"invalid quantity {value!r}: expected a string or a number", obj=obj, field=field)
     try:
-        q = parse_quantity(value)  # type: ignore[no-untyped-call]
+        q = parse_quantity(value)
     except (ValueError, TypeError, ArithmeticError) as exc:
         raise InputError(f"invalid quantity {value!r}: {exc}", obj=obj, field=field) from None
     if not isinstance(q, Decimal) or not q.is_finite():
