@@ -10,6 +10,7 @@ from collections import OrderedDict
 from contextlib import AbstractContextManager
 from typing import Any
 
+import msgspec
 from django.db import models
 
 from schedviz.accounts.models import Owned
@@ -20,8 +21,17 @@ def pack(value: Any) -> bytes:
     return zlib.compress(json.dumps(value, separators=(",", ":")).encode(), 6)
 
 
+_decode = msgspec.json.Decoder().decode
+
+
 def unpack(blob: bytes | memoryview) -> Any:
-    return json.loads(zlib.decompress(bytes(blob)))
+    """What ``pack`` packed (msgspec's decoder: several times faster on a production cluster's
+    objects; the standard one for what strict JSON refuses and ``json.dumps`` may write, NaN)."""
+    raw = zlib.decompress(blob)
+    try:
+        return _decode(raw)
+    except msgspec.DecodeError:
+        return json.loads(raw)
 
 
 class _SummaryCache:
