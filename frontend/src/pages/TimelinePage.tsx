@@ -248,7 +248,8 @@ export function TimelinePage() {
   }, [nodes.data, timeline.data, groupBy, resource]);
   // a drag over the map zooms to its nodes and cycles: the map is made again for them alone, at full detail
   const [span, setSpan] = useState<{ nodes: [number, number]; cycles: [number, number] } | null>(null);
-  useEffect(() => setSpan(null), [ordered]);
+  // a new order of the nodes starts from the whole map (new cycles of a running replay keep the zoom)
+  useEffect(() => setSpan(null), [nodes.data, groupBy, resource]);
   const view = useMemo(() => {
     if (!ordered) return null;
     const [a, b] = span?.nodes ?? [0, ordered.nodes.length];
