@@ -88,8 +88,12 @@ class ReplayCursors:
         (``Replay.run_through``), bounded by ``budget`` meanwhile; the block must leave its state as
         it found it (looking, not scheduling)."""
         rp = self._take(key, lambda r: r.stepped <= seq, make)
-        self._advance(rp, budget, lambda: rp.run_through(seq))  # a failure here drops the replay
-        yield rp
+        try:
+            self._advance(rp, budget, lambda: rp.run_through(seq))
+            yield rp
+        except BaseException:
+            rp.release()  # stopped half-way, or the block failed: not kept
+            raise
         self._put(key, rp)
 
     @contextmanager
