@@ -266,7 +266,11 @@ def load_documents(docs: Iterable[tuple[str, Any]], *, share: bool = True) -> Sn
             for obj, where in _flatten(doc, source, located):
                 kind = obj.get("kind")
                 label = where or "document"
-                template = templates.template_of(obj) if kind == "Pod" and templates is not None else None
+                template = (
+                    templates.template_of(obj, json_only=bool(located))
+                    if kind == "Pod" and templates is not None
+                    else None
+                )
                 errors = validator.validate(obj) if template is None else validator.validate_pod(obj, template)
                 if errors:
                     ident = object_ident(obj) or (f"{kind} at {label}" if where else str(kind))

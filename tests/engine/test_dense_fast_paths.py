@@ -331,3 +331,30 @@ def test_the_affinity_registry_built_by_template_is_the_one_built_pod_by_pod(
 
     assert state(bulk) == state(one)
     assert 0 < sum(len(g.nodes) for g in bulk.groups.values()) < SHAPE.running
+
+
+def test_json_pods_find_their_templates_as_by_content_key(dense_objects: list[dict[str, Any]]) -> None:
+    """Pods decoded from JSON are keyed by their msgpack encoding (``objects._json_content_key``):
+    the same templates as ``content_key`` gives, also where values differ only in type."""
+    pods = [copy.deepcopy(o) for o in dense_objects if o.get("kind") == "Pod"]
+    odd: list[Any] = [1, 1.0, True, "1", None, [1], {"1": 1}, -0.0, 0.0, 2**70, "\ud800", [[1]], [1, [1]]]
+    for i, value in enumerate(odd * 3):  # each odd value in three pods of one template
+        p = copy.deepcopy(pods[0])
+        p["metadata"]["name"] = f"odd-{i}"
+        p["spec"]["x-odd"] = value
+        pods.append(p)
+
+    def partition(json_only: bool) -> list[int]:
+        templates = objects_module.PodTemplates()
+        seen: dict[int, int] = {}
+        out = []
+        for p in pods:
+            t = templates.template_of(p, json_only=json_only)
+            assert t is not None
+            out.append(seen.setdefault(id(t), len(seen)))
+        return out
+
+    fast = partition(True)
+    assert fast == partition(False)
+    assert len(set(fast[-len(odd) :])) == len(odd)
+    assert objects_module._json_content_key(2**70) == ("content", objects_module.content_key(2**70))
