@@ -70,4 +70,19 @@ describe("Heatmap", () => {
     fireEvent.keyDown(canvas, { key: "Enter" });
     expect(onPick).toHaveBeenCalledWith(1);
   });
+
+  it("zooms with + around the cell read last, and shows the whole map again with -", async () => {
+    const onZoom = vi.fn();
+    const onReset = vi.fn();
+    const many = new Float32Array(10 * 8);
+    render(<Heatmap values={many} rows={10} cols={8} width={300} height={100} cursor={0} label="Map" describe={(r, c) => `cell ${r},${c}`} onZoom={onZoom} onResetZoom={onReset} />);
+    const canvas = await screen.findByRole("img", { name: /\+ zooms in around it, - shows the whole map\.$/ });
+    for (let k = 0; k < 9; k++) fireEvent.keyDown(canvas, { key: "ArrowDown" });
+    fireEvent.keyDown(canvas, { key: "ArrowRight" });
+    fireEvent.keyDown(canvas, { key: "+" });
+    // rows 5-9 (the last half, as the cell is on the last row), columns 0-3 around column 1
+    expect(onZoom).toHaveBeenCalledWith({ rows: [5, 10], cols: [0, 4] });
+    fireEvent.keyDown(canvas, { key: "-" });
+    expect(onReset).toHaveBeenCalled();
+  });
 });

@@ -94,12 +94,14 @@ export function Heatmap(props: HeatmapProps) {
   }, []);
 
   const canvas = chart.current?.canvas;
+  const zoomable = !!props.onZoom;
   useEffect(() => {
     if (!canvas) return;
     canvas.setAttribute("role", "img");
-    canvas.setAttribute("aria-label", `${label}. Use the arrow keys to read cells; Enter moves the cycle cursor to the cell's column.`);
+    const zoom = zoomable ? "; + zooms in around it, - shows the whole map" : "";
+    canvas.setAttribute("aria-label", `${label}. Use the arrow keys to read cells; Enter moves the cycle cursor to the cell's column${zoom}.`);
     canvas.tabIndex = 0;
-  }, [canvas, label]);
+  }, [canvas, label, zoomable]);
   useEffect(() => {
     setFocusCell(null);
     chart.current?.setCells();
@@ -120,6 +122,22 @@ export function Heatmap(props: HeatmapProps) {
     else if (e.key === "ArrowRight") next = [r, Math.min(cols - 1, c + 1)];
     else if ((e.key === "Enter" || e.key === " ") && onPickColumn) {
       onPickColumn(c);
+      e.preventDefault();
+      return;
+    } else if ((e.key === "+" || e.key === "=") && props.onZoom) {
+      // the keyboard's zoom: half the rows and half the columns, around the cell read last
+      const half = (at: number, n: number): [number, number] => {
+        const w = Math.max(1, Math.ceil(n / 2));
+        const lo = Math.max(0, Math.min(n - w, at - Math.floor(w / 2)));
+        return [lo, lo + w];
+      };
+      props.onZoom({ rows: half(r, rows), cols: half(c, cols) });
+      setTip(null);
+      e.preventDefault();
+      return;
+    } else if ((e.key === "-" || e.key === "0") && props.onResetZoom) {
+      props.onResetZoom();
+      setTip(null);
       e.preventDefault();
       return;
     }

@@ -464,7 +464,7 @@ export function TimelinePage() {
                   </button>
                 </>
               ) : (
-                <span className="muted">Drag over the map to zoom to its nodes and cycles; double-click to show all again.</span>
+                <span className="muted">Drag over the map to zoom to its nodes and cycles (or + on the cell read with the arrow keys); double-click or - to show all again.</span>
               )}
             </div>
             <div className="playback" style={{ marginTop: 8 }} role="group" aria-label="Cycle cursor">
