@@ -162,6 +162,16 @@ def test_the_sample_grouped_hovered_and_zoomed(
     expect(page.locator(MAP)).to_have_attribute("data-rows", str(len(nodes)))
     expect(groups).to_have_count(len(zones))
 
+    # from the keyboard: the arrow keys read cells, + zooms to half the map around the cell, - shows it all
+    page.locator(CANVAS).focus()
+    page.keyboard.press("ArrowDown")
+    expect(page.locator(TIP)).to_contain_text(f"{by_zone[1]['zone']} · {by_zone[1]['name']} · after cycle ")
+    page.keyboard.press("+")
+    a, b, c0, c1 = zoom_note(page)
+    assert (a, b) == (1, (len(nodes) + 1) // 2), (a, b)
+    page.keyboard.press("-")
+    expect(page.get_by_test_id("heatmap-zoom")).to_have_attribute("data-zoomed", "false")
+
     # sorted by utilization: the busiest node at the end of the replay on top
     page.get_by_label("Group or sort the nodes").select_option("utilization")
     tip = hover(page, 0.998, 0.5 / len(nodes))
