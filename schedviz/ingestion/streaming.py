@@ -384,6 +384,7 @@ class _JsonStream:
         self.eof = False
         self.base_bytes = 0  # bytes of the text before self.buf
         self.base_lines = 0  # newlines before self.buf
+        self.base_column = 0  # characters after the last newline before self.buf
         self.raw_bytes = 0
         # numbers with a fraction or an exponent (rare in Kubernetes objects) go through _json_float,
         # which refuses those a float cannot hold
@@ -421,7 +422,12 @@ class _JsonStream:
         if self.pos:
             dropped = self.buf[: self.pos]
             self.base_bytes += len(dropped.encode("utf-8"))
-            self.base_lines += dropped.count("\n")
+            newlines = dropped.count("\n")
+            if newlines:
+                self.base_lines += newlines
+                self.base_column = len(dropped) - dropped.rfind("\n") - 1
+            else:
+                self.base_column += len(dropped)
             self.buf = self.buf[self.pos :]
             self.pos = 0
         self.buf += text
@@ -449,7 +455,8 @@ class _JsonStream:
     def where(self, i: int) -> str:
         line = self.base_lines + self.buf.count("\n", 0, i) + 1
         start = self.buf.rfind("\n", 0, i) + 1
-        column = i - start + 1 if start > 0 or self.base_lines else i + 1
+        # on the line that began before the buffer, the characters before it count too
+        column = i - start + 1 if start > 0 else self.base_column + i + 1
         return f"line {line} column {column} (byte {self.byte_at(i)})"
 
     def _syntax(self, message: str, i: int, item: str = "") -> _Fatal:

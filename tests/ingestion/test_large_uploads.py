@@ -264,6 +264,21 @@ def test_syntax_errors_name_line_column_and_byte() -> None:
     assert "invalid JSON: line 3 column 15 (byte 75): Expecting ':' delimiter in [1]" in message
 
 
+@pytest.mark.parametrize("head", ["[", "[\n"])
+def test_syntax_error_columns_count_from_the_start_of_a_long_line(head: str) -> None:
+    """A minified dump is one line of megabytes: read a chunk at a time, the column still counts from
+    the start of the line (as json.loads counts it), not from the chunk that holds the error."""
+    nodes = ",".join(json.dumps(node(f"node-{i:05d}"), separators=(",", ":")) for i in range(12_000))
+    text = head + nodes + ',{"apiVersion" "v1"}]'
+    assert len(text) > 2 * MiB and text.count("\n") == head.count("\n")
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    err = expected.value
+    assert err.colno > MiB
+    message = stream_refused(text.encode(), "minified.json")
+    assert f"invalid JSON: line {err.lineno} column {err.colno} (byte {err.pos}): Expecting ':' delimiter" in message
+
+
 def test_a_number_a_float_cannot_hold_is_refused_in_its_item() -> None:
     text = b'[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}},{"kind":"Node","x":1e999}]'
     assert "number 1e999 is out of range in [1]" in stream_refused(text, "h.json")
