@@ -2,7 +2,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Link, useLocation, useNavigate, useParams } from "react-router-dom";
 import { api, ApiError, fetchAll } from "../api/client";
-import type { Configuration, Replay, Snapshot, SnapshotNode, SnapshotPod } from "../api/types";
+import type { Configuration, Page, PodState, Replay, Snapshot, SnapshotNode, SnapshotPod } from "../api/types";
 import { useApi, useLoader } from "../api/useApi";
 import { StatusBadge } from "../components/Badges";
 import { ProgressBar, UsageBar } from "../components/Bars";
@@ -184,13 +184,26 @@ function ZoneSummary({ nodes }: { nodes: SnapshotNode[] }) {
   );
 }
 
-function PodsPanel({ pods }: { pods: SnapshotPod[] }) {
-  const counts = useMemo(() => {
-    const c = { running: 0, pending: 0, finished: 0 };
-    for (const p of pods) c[p.state]++;
-    return c;
-  }, [pods]);
-  const pending = useMemo(() => pods.filter((p) => p.state === "pending"), [pods]);
+/** The snapshot's pods as the panel shows them: how many in each state, and the pending ones. */
+interface PodsOverview {
+  counts: Record<PodState, number>;
+  pending: SnapshotPod[];
+}
+
+/** The pending pods and the counts of the others (one small page each): not every pod of a dense cluster. */
+async function loadPods(id: string, signal: AbortSignal): Promise<PodsOverview> {
+  const base = `/api/v1/snapshots/${id}/pods/`;
+  const count = async (state: PodState) => (await api.get<Page<SnapshotPod>>(`${base}?state=${state}&page_size=1`, { signal })).count;
+  const [pending, running, finished] = await Promise.all([
+    fetchAll<SnapshotPod>(`${base}?state=pending`, { signal }),
+    count("running"),
+    count("finished"),
+  ]);
+  return { counts: { running, pending: pending.length, finished }, pending };
+}
+
+function PodsPanel({ pods }: { pods: PodsOverview }) {
+  const { counts, pending } = pods;
   const [showAll, setShowAll] = useState(false);
   const list = showAll ? pending : pending.slice(0, 50);
   return (
@@ -419,7 +432,7 @@ function StoredSnapshotPage() {
   const location = useLocation();
   const snap = useApi<Snapshot>(`/api/v1/snapshots/${id}/`);
   const nodes = useLoader<SnapshotNode[]>(`nodes-${id}`, (signal) => fetchAll<SnapshotNode>(`/api/v1/snapshots/${id}/nodes/`, { signal }));
-  const pods = useLoader<SnapshotPod[]>(`pods-${id}`, (signal) => fetchAll<SnapshotPod>(`/api/v1/snapshots/${id}/pods/`, { signal }));
+  const pods = useLoader<PodsOverview>(`pods-${id}`, (signal) => loadPods(id, signal));
   if (snap.error) return <ErrorView error={snap.error} title="Could not load the snapshot" onRetry={snap.reload} />;
   if (!snap.data) return <Loading label="Loading the snapshot…" />;
   const s = snap.data;
