@@ -13,8 +13,10 @@ and keeps it, least recently used first out, within a budget of objects
   state from them), so any number of threads use one reading at a time.
 - A reading of many objects is frozen out of the cyclic collector's sight (``gc.freeze``): kept
   unfrozen, every full collection would walk its millions of containers, seconds with every
-  thread of the process stopped. What is frozen is handed back, and collected, when an entry
-  leaves the cache.
+  thread of the process stopped. An engine reading holds no reference cycle (a test keeps it so),
+  so a frozen reading that leaves the cache is freed by reference counting alone, without a
+  collection; what the process froze is handed back to the collector (``gc.unfreeze``) when no
+  frozen reading is kept any more.
 - A snapshot larger than the whole budget is read for its use only (``use``), frozen while used and
   handed back afterwards, as the replay runner always did.
 """
@@ -113,17 +115,8 @@ class EngineSnapshots:
                 total -= old.size
                 evicted.append(old)
             still_frozen = any(e.frozen for e in self._items.values())
-        if any(e.frozen for e in evicted):
-            self._thaw(still_frozen)
-
-    @staticmethod
-    def _thaw(refreeze: bool) -> None:
-        """Hand what was frozen back to the collector; when kept readings must stay frozen, collect
-        first (the evicted reading's reference cycles) and freeze again."""
-        gc.unfreeze()
-        if refreeze:
-            gc.collect()
-            gc.freeze()
+        if any(e.frozen for e in evicted) and not still_frozen:
+            gc.unfreeze()
 
     @contextmanager
     def use(self, key: str, size: int, read: Callable[[], Snapshot]) -> Iterator[Snapshot]:
@@ -143,8 +136,9 @@ class EngineSnapshots:
             del snapshot
             if frozen:
                 with self._lock:
-                    refreeze = any(e.frozen for e in self._items.values())
-                self._thaw(refreeze)
+                    kept_frozen = any(e.frozen for e in self._items.values())
+                if not kept_frozen:
+                    gc.unfreeze()
 
 
 def _budget() -> int:
