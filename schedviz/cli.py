@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,16 @@ def _replay(args: argparse.Namespace) -> int:
             else:
                 write_jsonl(rp.trace, rp.cycles(), sys.stdout)
             return 0
-        trace = rp.run()
-    sys.stdout.write(render_table(trace, top=args.top))
+        # the table too is written cycle by cycle, each record dropped once written (as the JSON
+        # writers do): memory does not hold every cycle's per-node arrays
+        from .tools.trace_stream import forget
+
+        final: dict[str, str] = {}
+        for rec in rp.cycles():
+            sys.stdout.write("".join(line + "\n" for line in _cycle_lines(rp.trace, rec, args.top)))
+            final[rec.pod] = rec.result
+            forget(rp.trace, rec)
+    sys.stdout.write("\n".join(_summary_lines(final.values())) + "\n")
     return 0
 
 
@@ -63,27 +72,36 @@ def render_table(trace: ReplayTrace, top: int = 3) -> str:
     """A readable report: per pod its result, node, best nodes with per-plugin scores, and the message."""
     lines: list[str] = []
     for c in trace.cycles:
-        head = f"{c.seq:>4}  {c.pod:<40} {c.result:<14} {c.selected_node or '-'}"
-        if c.attempt > 1 and c.kind != "Binding":
-            head += f"  (attempt {c.attempt})"
-        lines.append(head)
-        if c.message:
-            lines.append(f"      {c.message}")
-        if c.nominated_node:
-            lines.append(f"      nominated to {c.nominated_node}")
-        for e in c.evictions:
-            lines.append(f"      evicted {e.pod} from {e.node}")
-        for n in c.cleared_nominations:
-            lines.append(f"      cleared the nomination of {n.pod} to {n.node}")
-        if c.error and c.result in ("NotHandled", "Gated", "Error"):
-            lines.append(f"      {c.error}")
-        lines.extend(_top_nodes(trace, c, top))
-    counts: dict[str, int] = {}
-    for _, final in trace.pod_records().values():
-        counts[final.result] = counts.get(final.result, 0) + 1
-    lines.append("")
-    lines.append("summary: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+        lines.extend(_cycle_lines(trace, c, top))
+    lines.extend(_summary_lines(final.result for _, final in trace.pod_records().values()))
     return "\n".join(lines) + "\n"
+
+
+def _cycle_lines(trace: ReplayTrace, c: CycleRecord, top: int) -> list[str]:
+    head = f"{c.seq:>4}  {c.pod:<40} {c.result:<14} {c.selected_node or '-'}"
+    if c.attempt > 1 and c.kind != "Binding":
+        head += f"  (attempt {c.attempt})"
+    lines = [head]
+    if c.message:
+        lines.append(f"      {c.message}")
+    if c.nominated_node:
+        lines.append(f"      nominated to {c.nominated_node}")
+    for e in c.evictions:
+        lines.append(f"      evicted {e.pod} from {e.node}")
+    for n in c.cleared_nominations:
+        lines.append(f"      cleared the nomination of {n.pod} to {n.node}")
+    if c.error and c.result in ("NotHandled", "Gated", "Error"):
+        lines.append(f"      {c.error}")
+    lines.extend(_top_nodes(trace, c, top))
+    return lines
+
+
+def _summary_lines(final_results: Iterable[str]) -> list[str]:
+    """The table's last lines: how many pods ended with each result (their final record's)."""
+    counts: dict[str, int] = {}
+    for result in final_results:
+        counts[result] = counts.get(result, 0) + 1
+    return ["", "summary: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
 
 
 def _top_nodes(trace: ReplayTrace, c: CycleRecord, top: int) -> list[str]:

@@ -245,3 +245,30 @@ def test_the_command_line_ends_without_freeing_the_snapshot_yet_writes_everythin
     p.stdout.close()
     assert p.wait() == 0 and b"Traceback" not in p.stderr.read()
     p.stderr.close()
+
+
+@pytest.mark.parametrize(
+    ("paths", "config"),
+    [
+        ([str(SAMPLE)], None),
+        ([str(PIPELINE / "preemption.yaml")], None),
+        ([str(PIPELINE / "gang.yaml")], str(PIPELINE / "gang-config.yaml")),
+    ],
+)
+@pytest.mark.parametrize("extra", [(), ("--all-nodes",), ("--top", "5")])
+def test_the_streamed_table_is_the_table_of_the_whole_trace(
+    paths: list[str], config: str | None, extra: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`schedviz replay` writes its table cycle by cycle, dropping each record once written: the
+    text ``render_table`` makes of the whole trace, the summary counting each pod's final record."""
+    from schedviz.cli import render_table
+    from schedviz.engine import ReplayOptions, load_config, load_paths
+    from schedviz.engine.runtime.replay import Replay
+
+    assert main(["replay", *paths, *extra, *(["--config", config] if config else [])]) == 0
+    out = capsys.readouterr().out
+    snapshot = load_paths(paths)
+    options = ReplayOptions(all_nodes="--all-nodes" in extra)
+    trace = Replay(snapshot, load_config(config if config else snapshot.config), options).run()
+    assert out == render_table(trace, top=5 if "--top" in extra else 3)
+    assert "summary: " in out

@@ -159,7 +159,7 @@ def write_json(
         out.write((sep if n else first) + item)
         out.flush()
         n += 1
-        _forget(trace, rec)
+        forget(trace, rec)
     out.write((close if n else "[]") + after + "\n")
     out.flush()
     return n
@@ -178,11 +178,11 @@ def write_jsonl(trace: ReplayTrace, records: Iterable[CycleRecord], out: IO[str]
         out.write(encoder.encode(rec) + "\n")
         out.flush()
         n += 1
-        _forget(trace, rec)
+        forget(trace, rec)
     return n
 
 
-def _forget(trace: ReplayTrace, rec: CycleRecord) -> None:
+def forget(trace: ReplayTrace, rec: CycleRecord) -> None:
     """Drop a written record from the trace (the replay appends every record; nothing in a replay
     reads them back)."""
     cycles = trace.cycles
