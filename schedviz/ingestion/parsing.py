@@ -55,7 +55,7 @@ from yaml.nodes import ScalarNode
 from schedviz.engine.config import load_config
 from schedviz.engine.errors import ConfigError, InputError
 from schedviz.engine.loader import KEPT_KINDS, Snapshot, load_objects
-from schedviz.engine.objects import KubeObject, Node, Pod
+from schedviz.engine.objects import KubeObject, Node, Pod, PodTemplate, PodTemplates
 from schedviz.engine.validation import Validator, object_ident
 
 MiB = 1024 * 1024
@@ -1170,6 +1170,9 @@ class _Ingest:
         self.budget = [limits.max_alias_expansion]
         self.yaml_nodes = [limits.max_yaml_nodes]
         self.validator = Validator()  # what the API server would refuse (engine/validation.py)
+        # pods that share a template are validated and viewed once (the streamed reading's; None:
+        # every pod on its own)
+        self.templates: PodTemplates | None = None
 
     # ----- files ----------------------------------------------------------------------------------
     def add_file(self, name: str, raw: bytes) -> None:
@@ -1361,7 +1364,8 @@ class _Ingest:
         if kind not in KEPT_KINDS and kind not in ("Node", "Pod"):
             self.ignored[kind] = self.ignored.get(kind, 0) + 1
             return
-        errors = self.validator.validate(obj)
+        template = self.template_of(obj) if kind == "Pod" and self.templates is not None else None
+        errors = self.validator.validate(obj) if template is None else self.validator.validate_pod(obj, template)
         if errors:
             who = object_ident(obj) or (f"{kind} at {where}" if where else kind)
             for error in errors:
@@ -1372,7 +1376,7 @@ class _Ingest:
             if kind == "Node":
                 view = Node(obj)
             elif kind == "Pod":
-                view = Pod(obj, self.pods)
+                view = Pod(obj, self.pods, self.templates, template)
                 self.pods += 1
             else:
                 view = KubeObject(obj)
@@ -1394,6 +1398,11 @@ class _Ingest:
             return
         self.seen[ident] = label
         self.keep(obj, view)
+
+    def template_of(self, obj: dict[str, Any]) -> PodTemplate | None:
+        """The pod's template among ``templates`` (``PodTemplates.template_of``; None: on its own)."""
+        assert self.templates is not None
+        return self.templates.template_of(obj)
 
     def keep(self, obj: dict[str, Any], view: KubeObject) -> None:
         """A valid, new object: kept in memory here (the streamed reading writes it out instead)."""

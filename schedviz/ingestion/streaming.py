@@ -43,9 +43,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+import msgspec
+
 from schedviz.engine.config import load_config
 from schedviz.engine.errors import ConfigError
-from schedviz.engine.objects import KubeObject
+from schedviz.engine.objects import KubeObject, PodTemplate, PodTemplates
 
 from .parsing import (
     _BUNDLE_KINDS,
@@ -90,6 +92,28 @@ def zstd_available() -> bool:
     return _zstd is not None
 
 
+# Runs of items (``_JsonStream._run``): where the items of a run end is found by the layout between
+# them, and each is decoded by msgspec's strict decoder and checked to be, token for token, what the
+# text says (``_JsonStream._item``); anything else (a repeated key, a float, an escape msgspec would
+# write otherwise, an error) is read by the standard decoder, item by item, which decides and names
+# the problem as before.
+class _NotPlain(Exception):
+    """A float in a run of items: read one by one (``_json_float`` decides)."""
+
+
+def _no_float(text: str) -> Any:
+    raise _NotPlain(text)
+
+
+_decode_run = msgspec.json.Decoder(float_hook=_no_float).decode
+_encode = msgspec.json.Encoder().encode
+# the canonical form of the content hash: sorted keys, compact, UTF-8 (json.dumps(..., sort_keys=True,
+# separators=(",", ":"), ensure_ascii=False) of what JSON decodes to, floats aside)
+_encode_sorted = msgspec.json.Encoder(order="sorted").encode
+_format = msgspec.json.format
+_LEARN = 8  # items read one by one to learn, from the text between them, where items end
+
+
 # --------------------------------------------------------------------------------------------------
 # Progress and output
 
@@ -130,7 +154,9 @@ class _Packer:
         self.file.write(self.z.compress(b"["))
 
     def add(self, text: str) -> None:
-        data = text.encode("utf-8")
+        self.add_bytes(text.encode("utf-8"))
+
+    def add_bytes(self, data: bytes) -> None:
         self.file.write(self.z.compress(data if self.first else b"," + data))
         self.first = False
 
@@ -385,6 +411,7 @@ class _JsonStream:
         self.base_bytes = 0  # bytes of the text before self.buf
         self.base_lines = 0  # newlines before self.buf
         self.base_column = 0  # characters after the last newline before self.buf
+        self.base_chars = 0  # characters of the text before self.buf
         self.raw_bytes = 0
         # numbers with a fraction or an exponent (rare in Kubernetes objects) go through _json_float,
         # which refuses those a float cannot hold
@@ -422,6 +449,7 @@ class _JsonStream:
         if self.pos:
             dropped = self.buf[: self.pos]
             self.base_bytes += len(dropped.encode("utf-8"))
+            self.base_chars += len(dropped)
             newlines = dropped.count("\n")
             if newlines:
                 self.base_lines += newlines
@@ -557,6 +585,10 @@ class _JsonStream:
         if c == "]":
             self.pos += 1
             return
+        ing = self.ing
+        marker: tuple[str, int] | None = None  # where items end (``_learn``)
+        learn = _LEARN if ing.shared else 0
+        alone_until = 0  # items that start before this character of the text are read one by one
         while True:
             if c == "":
                 raise _Fatal(
@@ -566,16 +598,46 @@ class _JsonStream:
                         f"(byte {self.byte_at(self.pos)}): the upload is cut short",
                     )
                 )
+            if marker is not None and self.base_chars + self.pos >= alone_until:
+                between = len(marker[0]) - marker[1] - 1  # from an item's end to the next one's "{"
+                run = self._run(*marker)
+                if isinstance(run, int):
+                    if run < 0:
+                        marker = None  # no more boundaries where they were: one by one from here
+                    else:
+                        alone_until = run
+                    run = []
+                for start, end in run:
+                    got = self._item(start, end)
+                    if got is None:
+                        alone_until = self.base_chars + end
+                        break
+                    self.pos = end
+                    ing.prepared = got
+                    take(got[0], item_name(i))
+                    ing.prepared = None
+                    ing.progress.objects += 1
+                    if not i & 255:
+                        ing.tick()
+                    i += 1
+                    self.pos = end + between
+                if run:
+                    c = self._skip_ws()
+                    continue
             item = item_name(i)
             value, start, end = self._value(item, self.limits.max_object_bytes)
             value = self._checked(value, start, end, item)
             self.pos = end
             take(value, item)
-            self.ing.progress.objects += 1
+            ing.progress.objects += 1
             if not i & 255:
-                self.ing.tick()
+                ing.tick()
             i += 1
+            before = self.base_chars
             c = self._skip_ws()
+            if c == "," and learn and marker is None and self.base_chars == before:
+                learn -= 1
+                marker = self._learn(start, end)
             if c == ",":
                 self.pos += 1
                 c = self._skip_ws()
@@ -586,6 +648,78 @@ class _JsonStream:
             if c == "":
                 continue  # cut short: reported above
             raise self._syntax("Expecting ',' delimiter", self.pos, item)
+
+    def _learn(self, start: int, end: int) -> tuple[str, int] | None:
+        """The text that separates two items, learnt from the item just read (``buf[start:end]``, its
+        comma at the cursor): the item's last line (its indentation and closing brace), the comma
+        and the next item's brace; and the length of that last line. Only a separator that holds a
+        raw newline is taken: JSON strings hold none, so it is the layout's (``kubectl -o json``
+        indents items less than what they hold; a dump of one object a line puts them on lines of
+        their own). A run cut at a wrong place would not decode as a run of items, and is read one
+        by one."""
+        buf = self.buf
+        if buf[start] != "{" or buf[end - 1] != "}" or len(buf) - self.pos < 4096:
+            return None
+        line = buf.rfind("\n", start, end - 1)
+        closing = "}" if line < 0 else buf[line:end]
+        if closing != "}" and closing[1:-1].strip(" \t"):
+            return None  # the closing brace shares its line with something else
+        m = _WS.match(buf, self.pos + 1)
+        assert m is not None
+        nxt = m.end()
+        if nxt >= len(buf) or buf[nxt] != "{":
+            return None
+        marker = closing + buf[end:nxt] + "{"
+        if "\n" not in marker:
+            return None
+        return marker, len(closing)
+
+    def _run(self, marker: str, closing: int) -> list[tuple[int, int]] | int:
+        """Where the items from the cursor to the last ``marker`` in the buffer start and end; or the
+        character of the text up to which items are read one by one (the end of the buffer, at the
+        end of the text), or -1 when no boundary comes where one should have."""
+        if len(self.buf) - self.pos < _READ and not self.eof:
+            self._more()
+        bound = self.limits.max_object_bytes
+        while True:
+            buf, pos = self.buf, self.pos
+            at = buf.rfind(marker, pos)
+            if at >= 0:
+                break
+            if self.eof:
+                return self.base_chars + len(buf)
+            if len(buf) - pos > bound or len(buf) - pos > 4 * _READ:
+                return -1
+            self._more()
+        spans: list[tuple[int, int]] = []
+        start = pos
+        step = len(marker) - 1
+        while True:
+            k = buf.find(marker, start, at + len(marker))
+            if k < 0:
+                return spans
+            end = k + closing
+            if end - start > bound:  # read alone: it is refused for its size
+                return spans or self.base_chars + end
+            spans.append((start, end))
+            start = k + step
+
+    def _item(self, start: int, end: int) -> tuple[Any, bytes] | None:
+        """The item ``buf[start:end]`` decoded by msgspec, and its compact encoding: when the text is,
+        token for token, that encoding (no repeated key: each object has as many keys in the text as
+        decoded; no float, and no escape or number written otherwise) and not nested near the limit;
+        None otherwise (read by the standard decoder, which decides and names a problem)."""
+        text = self.buf[start:end].encode("utf-8")
+        try:
+            value = _decode_run(text)
+            packed = _encode(value)
+            if _format(text, indent=-1) != packed:
+                return None
+        except (msgspec.MsgspecError, _NotPlain, RecursionError, ValueError):
+            return None
+        if packed.count(b"{") + packed.count(b"[") > self.limits.max_depth:
+            return None  # measured exactly by _checked
+        return value, packed
 
     def _object(self) -> None:
         """A top-level object: ``items`` streamed, its other members decoded whole."""
@@ -652,8 +786,15 @@ class _JsonStream:
 class _StreamIngest(_Ingest):
     """``_Ingest`` that writes each valid object out instead of keeping it."""
 
-    def __init__(self, limits: Limits, progress: Progress, on_progress: Callable[[], None]) -> None:
+    def __init__(
+        self, limits: Limits, progress: Progress, on_progress: Callable[[], None], shared: bool = True
+    ) -> None:
         super().__init__(limits)
+        self.shared = shared
+        self.templates = PodTemplates() if shared else None
+        self.json_item = False  # the item being taken was decoded from JSON (``PodTemplates`` json_only)
+        # the item being taken, as ``_JsonStream._item`` decoded it, and its compact encoding
+        self.prepared: tuple[Any, bytes] | None = None
         self.progress = progress
         self.on_progress = on_progress
         self.packer = _Packer()
@@ -667,16 +808,35 @@ class _StreamIngest(_Ingest):
         self.on_progress()
 
     def keep(self, obj: dict[str, Any], view: KubeObject) -> None:
-        self.packer.add(json.dumps(obj, separators=(",", ":")))
-        canonical = json.dumps(
-            _stable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        ).encode("utf-8")
+        prepared = self.prepared
+        if prepared is not None and prepared[0] is obj:
+            # decoded by msgspec from JSON without floats: its encodings are json.dumps's (ASCII but
+            # DEL written as is, which json.dumps escapes by default, as it escapes non-ASCII)
+            packed = prepared[1]
+            if packed.isascii() and b"\x7f" not in packed:
+                self.packer.add_bytes(packed)
+            else:
+                self.packer.add(json.dumps(obj, separators=(",", ":")))
+            canonical = _encode_sorted(_stable(obj))
+        else:
+            self.packer.add(json.dumps(obj, separators=(",", ":")))
+            canonical = json.dumps(
+                _stable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+            ).encode("utf-8")
         self.digest.update(canonical if self.first else b"," + canonical)
         self.first = False
         self.summary.add(obj, view)
 
+    def template_of(self, obj: dict[str, Any]) -> PodTemplate | None:
+        assert self.templates is not None
+        return self.templates.template_of(obj, json_only=self.json_item)
+
     def take_item(self, value: Any, where: str) -> None:
-        self._take(value, self.label, where)
+        self.json_item = True
+        try:
+            self._take(value, self.label, where)
+        finally:
+            self.json_item = False
 
     def take_document(self, doc: Any, label: str) -> None:
         self.documents -= 1  # add_document counts it again
@@ -727,16 +887,19 @@ def parse_stream(
     *,
     total: int = 0,
     on_progress: Callable[[Progress], None] | None = None,
+    shared: bool = True,
 ) -> StreamedSnapshot:
     """Read, validate, hash and summarise an upload from its stored chunks; raises ``UploadError``.
 
     ``on_progress`` is called often (after every chunk and every object); it should rate-limit itself.
+    ``shared=False`` decodes, validates and views every item on its own (no runs of items decoded at
+    once, no pod templates): the reference the shared reading is checked against.
     """
     limits = limits or Limits()
     name = filename or "upload"
     progress = Progress(bytes_total=total)
     report = (lambda: on_progress(progress)) if on_progress is not None else (lambda: None)
-    ing = _StreamIngest(limits, progress, report)
+    ing = _StreamIngest(limits, progress, report, shared)
     try:
         try:
             fmt = _read_container(_Counted(chunks, progress, report), name, limits, ing)
