@@ -25,6 +25,9 @@ from schedviz.engine.framework import Code
 from schedviz.engine.trace import NOT_EVALUATED, CycleRecord, ReplayTrace, cycle_to_dict
 
 _PLACEHOLDER = "\x00schedviz: the cycles go here\x00"
+# texts kept per trace for what recurs (a filter verdict, a plugin's scores): enough for any real
+# cluster's few distinct values, bounded for one with many
+_TEXTS_LIMIT = 200_000
 
 
 def _head(trace: ReplayTrace) -> dict[str, Any]:
@@ -48,6 +51,8 @@ class CycleEncoder:
         self._codes = {int(c): json.dumps(c.name) for c in Code}
         self._reasons: list[str] = []
         self._strings: dict[str, str] = {}
+        self._filters: dict[tuple[int, str, int], str] = {}
+        self._scores: dict[tuple[str, int], dict[tuple[int, int], str]] = {}
 
     def _string(self, s: str) -> str:
         got = self._strings.get(s)
@@ -92,16 +97,20 @@ class CycleEncoder:
             keys = [self._string(p) for p in c.score_plugins]
             skipped = "".join(", " + self._string(p) + ': {"skipped": true}' for p in c.skipped_score_plugins)
             totals = c.totals.tolist() if c.totals is not None else None
-            for k, node in enumerate(c.feasible.tolist()):
-                parts = []
-                for p, key in enumerate(keys):
-                    norm = norms[p][k]
-                    parts.append(f'{key}: {{"raw": {raws[p][k]}, "normalized": {norm}, "weighted": {norm * weights[p]}}}')
-                body = ", ".join(parts)
+            feasible = c.feasible.tolist()
+            # a plugin's scores, a column of text per plugin: the same few (raw, normalized) pairs
+            # recur over thousands of nodes, each written once per trace
+            columns = []
+            for p, key in enumerate(keys):
+                columns.append(self._score_texts(key, weights[p], raws[p], norms[p]))
+            bodies = [", ".join(t) for t in zip(*columns, strict=True)] if columns else [""] * len(feasible)
+            for k, node in enumerate(feasible):
+                body = bodies[k]
                 if skipped:
                     body = body + skipped if body else skipped[2:]
                 total = totals[k] if totals is not None else 0
                 scored[int(node)] = f', "scores": {{{body}}}, "total": {total}}}'
+        filters = self._filters
         out = []
         for i in range(n):
             code = codes[i]
@@ -110,14 +119,34 @@ class CycleEncoder:
                 continue
             pid = plugins[i]
             rid = rids[i]
-            entry = (
-                f'{names[i]}{{"evaluated": true, "filter": {{"code": {code_names[code]}, '
-                f'"plugin": {plugin_names[pid] if pid >= 0 else chr(34) * 2}, '
-                f'"reasons": {self._reason(rid) if rid >= 0 else "[]"}}}'
-            )
+            # the filter's text by (code, plugin's name, reasons): the plugin's number is the cycle's own
+            plugin = plugin_names[pid] if pid >= 0 else '""'
+            verdict = filters.get((code, plugin, rid))
+            if verdict is None:
+                verdict = (
+                    f'{{"evaluated": true, "filter": {{"code": {code_names[code]}, '
+                    f'"plugin": {plugin}, "reasons": {self._reason(rid) if rid >= 0 else "[]"}}}'
+                )
+                if len(filters) < _TEXTS_LIMIT:
+                    filters[(code, plugin, rid)] = verdict
             tail = scored.get(i)
-            out.append(entry + (tail if tail is not None else "}"))
+            out.append(names[i] + verdict + (tail if tail is not None else "}"))
         return "{" + ", ".join(out) + "}"
+
+    def _score_texts(self, key: str, weight: int, raws: list[int], norms: list[int]) -> list[str]:
+        """``key: {"raw": .., "normalized": .., "weighted": ..}`` for each node's scores."""
+        cache = self._scores.get((key, weight))
+        if cache is None:
+            cache = self._scores[(key, weight)] = {}
+        out = []
+        for raw, norm in zip(raws, norms, strict=True):
+            text = cache.get((raw, norm))
+            if text is None:
+                text = f'{key}: {{"raw": {raw}, "normalized": {norm}, "weighted": {norm * weight}}}'
+                if len(cache) < _TEXTS_LIMIT:
+                    cache[(raw, norm)] = text
+            out.append(text)
+        return out
 
 
 def _encode(obj: Any, indent: int | None) -> str:
