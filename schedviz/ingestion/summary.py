@@ -14,6 +14,8 @@ import tempfile
 import zlib
 from typing import IO, Any
 
+import msgspec
+
 from schedviz.engine import quantity
 from schedviz.engine.cluster import REGION_LABELS, ZONE_LABELS
 from schedviz.engine.explain.inspect import pod_spec_summary
@@ -42,6 +44,30 @@ def pending_specs(pending: list[Pod], priority_classes: list[KubeObject]) -> dic
     if any(p.priority is None for p in pending):
         resolve_priorities(Snapshot(pods=pending, objects=priority_classes))
     return {p.key: pod_spec_summary(p) for p in pending}
+
+
+class _RowHead(msgspec.Struct):
+    """What ``SummaryBuilder.finish`` reads of a pod's row (its other fields are left as written)."""
+
+    key: str
+    state: str
+    node: str | None
+    priority: int | None
+    priorityClassName: str
+
+
+_row_head = msgspec.json.Decoder(_RowHead).decode
+_encode = msgspec.json.Encoder().encode
+_NO_PRIORITY = b',"priority":null,"priorityClassName":'
+
+
+def _row_text(row: dict[str, Any]) -> bytes:
+    """``_compact(row)``: msgspec's encoding where it is json.dumps's (ASCII text; json.dumps escapes
+    DEL and non-ASCII characters, which msgspec writes as they are)."""
+    text = _encode(row)
+    if text.isascii() and b"\x7f" not in text:
+        return text
+    return _compact(row)
 
 
 def _label(labels: dict[str, str], keys: tuple[str, str]) -> str:
@@ -195,7 +221,7 @@ class SummaryBuilder:
         self.requested: dict[str, dict[str, int]] = {}
         self.nonzero: dict[str, list[int]] = {}
         self.bound_uids: set[str] = set()
-        self.pod_rows: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 - closed by finish
+        self.pod_rows: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by finish
         self.pods = 0
         self.states = {"running": 0, "pending": 0, "finished": 0}
         self.per_namespace: dict[str, int] = {}
@@ -267,12 +293,10 @@ class SummaryBuilder:
             "schedulingGates": list(p.scheduling_gates),
             "labels": dict(p.labels),
         }
-        self.pod_rows.write(json.dumps(row, separators=(",", ":")))
-        self.pod_rows.write("\n")
+        self.pod_rows.write(_row_text(row) + b"\n")  # one line: the text is ASCII, escaped
 
-    def _priority(self, row: dict[str, Any], default: dict[str, Any] | None) -> int | None:
+    def _priority(self, pcn: str, default: dict[str, Any] | None) -> int | None:
         """What ``loader.resolve_priorities`` gives a pod without spec.priority."""
-        pcn = row["priorityClassName"]
         pc: dict[str, Any] | None = None
         if pcn:
             pc = self.classes.get(pcn)
@@ -336,23 +360,28 @@ class SummaryBuilder:
         out.append(z.compress(b',"units":' + _compact(UNITS) + b',"nodes":' + _compact(nodes) + b',"pods":['))
         self.pod_rows.seek(0)
         for i, line in enumerate(self.pod_rows):
-            row = json.loads(line)
-            if row["priority"] is None:
-                row["priority"] = self._priority(row, default)
-            if row["state"] == "running" and row["node"] not in self.node_names:
+            text = line[:-1]
+            row = _row_head(text)
+            priority = row.priority
+            if priority is None:
+                priority = self._priority(row.priorityClassName, default)
+            if row.state == "running" and row.node not in self.node_names:
                 warnings.append(
-                    f"Pod {row['key']} is bound to node {row['node']}, which is not in the snapshot: "
+                    f"Pod {row.key} is bound to node {row.node}, which is not in the snapshot: "
                     "its requests are not counted anywhere"
                 )
-            pcn = row["priorityClassName"]
-            if row["priority"] is None and pcn and pcn not in _SYSTEM_PRIORITY_CLASSES:
+            pcn = row.priorityClassName
+            if priority is None and pcn and pcn not in _SYSTEM_PRIORITY_CLASSES:
                 warnings.append(
-                    f"Pod {row['key']} names PriorityClass {pcn}, which is not in the snapshot, "
+                    f"Pod {row.key} names PriorityClass {pcn}, which is not in the snapshot, "
                     "and has no spec.priority: its priority counts as 0"
                 )
-            if row["priority"] is None:
-                row["priority"] = 0
-            out.append(z.compress((b"," if i else b"") + _compact(row)))
+            if row.priority is None:
+                # the row with its priority resolved: the first such text is the row's own field
+                # (inside a JSON string a quote is escaped), the requests before it are numbers
+                resolved = b',"priority":%d,"priorityClassName":' % (priority or 0)
+                text = text.replace(_NO_PRIORITY, resolved, 1)
+            out.append(z.compress((b"," if i else b"") + text))
         self.pod_rows.close()
         out.append(z.compress(b'],"namespaces":' + _compact(namespaces) + b',"objects":' + _compact(self.others)))
         out.append(z.compress(b',"warnings":' + _compact(warnings)))

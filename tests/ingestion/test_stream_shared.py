@@ -6,12 +6,14 @@ same problems, on dense dumps laid out as one object a line and as ``kubectl -o 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterator
 
 import pytest
 
 from schedviz.ingestion.parsing import UploadError, parse_upload
 from schedviz.ingestion.streaming import StreamedSnapshot, parse_stream
+from schedviz.ingestion.summary import summarize
 from schedviz.tools.dense_cluster import DenseShape, write_dump
 from tests.ingestion.test_large_uploads import WHOLE
 
@@ -64,6 +66,7 @@ def varied(lines: list[str]) -> str:
         p[51]: (meta, '"del":"a\x7fb",' + meta),
         p[77]: (top, top + '"x-ratio":0.25,"x-big":1E3,'),
         p[78]: (top, top + '"n":"12","m":-0,'),
+        p[90]: ('"phase":"Running"', '"nominatedNodeName":"n\x7f","phase":"Running \u00e9t\u00e9"'),
     }
     for i, (old, new) in marks.items():
         assert old in out[i]
@@ -83,7 +86,9 @@ def test_the_shared_reading_stores_what_reading_each_item_alone_stores(
     assert shared.objects_blob == alone.objects_blob
     assert shared.summary_blob == alone.summary_blob
     assert shared == alone
-    assert shared.content_hash == parse_upload(text.encode(), "dense.json", WHOLE).content_hash
+    whole = parse_upload(text.encode(), "dense.json", WHOLE)
+    assert shared.content_hash == whole.content_hash
+    assert json.loads(zlib.decompress(shared.summary_blob)) == summarize(whole.objects)
 
 
 @pytest.mark.parametrize("layout", ["lines", "indented"])
