@@ -47,7 +47,6 @@ from decimal import ROUND_UP, Decimal
 from typing import Any
 
 from . import quantity as _quantity
-from .cel import CelCompileError, CelRefused, CelUnsupported, compile_selector
 from .config import is_dns1123_subdomain, is_label_key, is_label_value
 from .contentkey import content_key
 from .errors import InputError
@@ -2322,6 +2321,10 @@ def _validate_selectors(selectors: Any, path: str, errs: Errs) -> None:
     validateCELSelector: CELSelectorExpressionMaxLength, and the estimated cost against
     CELSelectorExpressionMaxCost; engine/cel). Expressions that do not compile are left to the
     DynamicResources plugin, which reports them in the cycle as kube-scheduler's cache does."""
+    # imported when a snapshot has device selectors: most have none, and the CEL engine takes a
+    # tenth of a second to import
+    from .cel import CelCompileError, CelRefused, CelUnsupported, compile_selector
+
     for i, s in enumerate(_items(selectors)):
         if not isinstance(s, dict):
             continue
