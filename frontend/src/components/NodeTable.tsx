@@ -36,8 +36,8 @@ export interface NodeTableProps {
   labels?: LabelIndex;
 }
 
-/** The pinned columns' widths (px): rank, node, verdict on the left, the total on the right. */
-const PIN = { rank: 40, node: 180, verdict: 168, total: 132 };
+/** The pinned columns' widths (px): rank (up to five digits), node, verdict on the left, the total on the right. */
+const PIN = { rank: 52, node: 180, verdict: 168, total: 132 };
 const PIN_LEFT = { rank: 0, node: PIN.rank, verdict: PIN.rank + PIN.node };
 
 const ROW_HEIGHT = 30;
@@ -278,7 +278,7 @@ export function NodeTable(props: NodeTableProps) {
           title="Every word must be in the node's name or one of its labels (key=value)"
           value={query.search}
           onChange={(e) => onQueryChange({ ...query, search: e.target.value })}
-          style={{ width: 230 }}
+          style={{ width: 250 }}
         />
         <select
           aria-label="Filter by verdict"
@@ -340,7 +340,14 @@ export function NodeTable(props: NodeTableProps) {
         </div>
       ) : null}
       <div className="vgrid" style={{ height: props.height ?? 420 }}>
-        <div ref={headRef} className="vhead-wrap">
+        <div
+          ref={headRef}
+          className="vhead-wrap"
+          onScroll={(e) => {
+            // the header scrolls too when one of its buttons gets the focus (Tab): the rows follow it
+            if (bodyRef.current && bodyRef.current.scrollLeft !== e.currentTarget.scrollLeft) bodyRef.current.scrollLeft = e.currentTarget.scrollLeft;
+          }}
+        >
           <div className="vhead" role="row" style={{ gridTemplateColumns: columns, minWidth }}>
             {header("rank", "#", "num", "Sort by rank (best first)", undefined, { cls: "pin-l", left: PIN_LEFT.rank })}
             {header("name", "Node", "", undefined, undefined, { cls: "pin-l", left: PIN_LEFT.node })}
