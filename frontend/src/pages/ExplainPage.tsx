@@ -7,6 +7,7 @@ import { ErrorView, Loading } from "../components/Feedback";
 import { ExplainView } from "../components/ExplainView";
 import { NodePicker } from "../components/NodePicker";
 import { PodSpecSummary } from "../components/PodSpec";
+import { loadCyclePages } from "./CycleView";
 
 export function ExplainPage() {
   const { id = "", ns = "", name = "" } = useParams();
@@ -17,10 +18,10 @@ export function ExplainPage() {
   const url = `/api/v1/replays/${id}/explain/${qs({ pod, node: nodes })}`;
   const ex = useLoader<Explanation>(url, (signal) => api.get<Explanation>(url, { signal }));
   const seq = ex.data?.seq ?? null;
-  // node names for the picker: the cycle's nodes, by name
+  // node names for the picker: every node of the cycle (page by page past the first thousand), by name
   const cycleNodes = useLoader<string[]>(seq ? `${id}-${seq}-names` : null, async (signal) => {
-    const d = await api.get<CycleDetail>(`/api/v1/replays/${id}/cycles/${seq}/?sort=name&page_size=1000`, { signal });
-    return d.nodes.results.map((n) => n.name);
+    const { nodes } = await loadCyclePages<CycleDetail>(`/api/v1/replays/${id}/cycles/${seq}/`, signal);
+    return nodes.map((n) => n.name).sort();
   });
   const names = useMemo(() => cycleNodes.data ?? [], [cycleNodes.data]);
   return (
