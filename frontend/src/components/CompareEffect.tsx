@@ -18,7 +18,8 @@ function PairBars({ labels, a, b, title, unit }: { labels: string[]; a: number[]
   const max = Math.max(1, ...a, ...b);
   const barW = Math.floor((groupW - 8) / 2);
   const width = labels.length * groupW + 10;
-  const y = (v: number) => top + h - (v / max) * h;
+  // a count of a few among thousands (a node or two of 5000) still draws a bar, 3 px high, under its number
+  const y = (v: number) => top + h - (v > 0 ? Math.max(3, (v / max) * h) : 0);
   return (
     <figure style={{ margin: 0 }}>
       <figcaption className="small" style={{ marginBottom: 4 }}>
