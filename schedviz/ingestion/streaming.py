@@ -34,9 +34,11 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
+import queue
 import re
 import tarfile
 import tempfile
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -145,23 +147,70 @@ class StreamedSnapshot:
 
 class _Packer:
     """A JSON array written element by element through zlib into a temporary file (``models.pack``'s
-    format: compact JSON, zlib level 6)."""
+    format: compact JSON, zlib level 6; deflate's output does not depend on how its input is cut).
+
+    The elements are gathered into pieces of ``PIECE`` bytes, compressed and written on a thread of
+    its own (zlib and the file let go of the interpreter while they work): the reading goes on
+    meanwhile. At most ``QUEUED`` pieces wait for it."""
+
+    PIECE = 256 * 1024
+    QUEUED = 8
 
     def __init__(self) -> None:
         self.file: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by finish or close
         self.z = zlib.compressobj(6)
+        self.parts: list[bytes] = [b"["]
+        self.size = 1
         self.first = True
-        self.file.write(self.z.compress(b"["))
+        self.error: Exception | None = None
+        self.queue: queue.Queue[bytes | None] = queue.Queue(self.QUEUED)
+        self.thread: threading.Thread | None = threading.Thread(
+            target=self._compress, name="upload-packer", daemon=True
+        )
+        self.thread.start()
+
+    def _compress(self) -> None:
+        while True:
+            data = self.queue.get()
+            if data is None:
+                return
+            if self.error is None:
+                try:
+                    self.file.write(self.z.compress(data))
+                except (OSError, zlib.error) as exc:  # raised again in the reading's thread
+                    self.error = exc
+
+    def _send(self) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put(b"".join(self.parts))
+        self.parts = []
+        self.size = 0
+
+    def _stop(self) -> None:
+        if self.thread is not None:
+            self.queue.put(None)
+            self.thread.join()
+            self.thread = None
 
     def add(self, text: str) -> None:
         self.add_bytes(text.encode("utf-8"))
 
     def add_bytes(self, data: bytes) -> None:
-        self.file.write(self.z.compress(data if self.first else b"," + data))
+        if not self.first:
+            self.parts.append(b",")
+        self.parts.append(data)
         self.first = False
+        self.size += len(data) + 1
+        if self.size >= self.PIECE:
+            self._send()
 
     def finish(self) -> bytes:
-        self.file.write(self.z.compress(b"]"))
+        self.parts.append(b"]")
+        self._send()
+        self._stop()
+        if self.error is not None:
+            raise self.error
         self.file.write(self.z.flush())
         self.file.seek(0)
         data = self.file.read()
@@ -169,6 +218,7 @@ class _Packer:
         return data
 
     def close(self) -> None:
+        self._stop()
         self.file.close()
 
 

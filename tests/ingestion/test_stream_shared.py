@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from schedviz.ingestion.models import pack
 from schedviz.ingestion.parsing import UploadError, parse_upload
 from schedviz.ingestion.streaming import StreamedSnapshot, parse_stream
 from schedviz.ingestion.summary import summarize
@@ -88,6 +89,7 @@ def test_the_shared_reading_stores_what_reading_each_item_alone_stores(
     assert shared == alone
     whole = parse_upload(text.encode(), "dense.json", WHOLE)
     assert shared.content_hash == whole.content_hash
+    assert shared.objects_blob == pack(whole.objects)  # byte for byte what an upload read whole stores
     assert json.loads(zlib.decompress(shared.summary_blob)) == summarize(whole.objects)
 
 
