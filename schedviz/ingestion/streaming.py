@@ -49,7 +49,7 @@ import msgspec
 
 from schedviz.engine.config import load_config
 from schedviz.engine.errors import ConfigError
-from schedviz.engine.objects import KubeObject, PodTemplate, PodTemplates
+from schedviz.engine.objects import COMPACT_AFTER_PODS, KubeObject, PodTemplate, PodTemplates
 
 from .parsing import (
     _BUNDLE_KINDS,
@@ -841,7 +841,8 @@ class _StreamIngest(_Ingest):
     ) -> None:
         super().__init__(limits)
         self.shared = shared
-        self.templates = PodTemplates() if shared else None
+        self.templates = self._templates() if shared else None
+        self.templated = 0  # pods given a template by self.templates
         self.json_item = False  # the item being taken was decoded from JSON (``PodTemplates`` json_only)
         # the item being taken, as ``_JsonStream._item`` decoded it, and its compact encoding
         self.prepared: tuple[Any, bytes] | None = None
@@ -877,9 +878,27 @@ class _StreamIngest(_Ingest):
         self.first = False
         self.summary.add(obj, view)
 
+    TEMPLATES = 10_000
+
+    @classmethod
+    def _templates(cls) -> PodTemplates:
+        """Templates for this reading: at most ``TEMPLATES`` (each holds its first pod's spec; pods
+        of others are read on their own), which memory holds with the summary's rows."""
+        templates = PodTemplates()
+        templates.LIMIT = cls.TEMPLATES
+        return templates
+
     def template_of(self, obj: dict[str, Any]) -> PodTemplate | None:
         assert self.templates is not None
-        return self.templates.template_of(obj, json_only=self.json_item)
+        if self.templated >= COMPACT_AFTER_PODS:
+            # past that many pods, PodTemplates makes pods hold one copy of what their template has
+            # in common, for a snapshot kept whole; the objects read here are written out and let go
+            self.templates = self._templates()
+            self.templated = 0
+        template = self.templates.template_of(obj, json_only=self.json_item)
+        if template is not None:
+            self.templated += 1
+        return template
 
     def take_item(self, value: Any, where: str) -> None:
         self.json_item = True

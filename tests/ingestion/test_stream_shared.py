@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from schedviz.ingestion import streaming
 from schedviz.ingestion.models import pack
 from schedviz.ingestion.parsing import UploadError, parse_upload
 from schedviz.ingestion.streaming import StreamedSnapshot, parse_stream
@@ -139,3 +140,13 @@ def test_bad_items_in_a_run_are_refused_as_read_alone(lines: list[str], old: str
     assert problems(text, shared=True) == alone
     if expected is not None:
         assert expected in alone and f"items[{index}]" in alone
+
+
+def test_templates_are_bounded_and_renewed(lines: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``TEMPLATES`` templates pods are read on their own, and past ``COMPACT_AFTER_PODS`` pods
+    the reading starts new templates: the same snapshot either way."""
+    monkeypatch.setattr(streaming._StreamIngest, "TEMPLATES", 3)
+    monkeypatch.setattr(streaming, "COMPACT_AFTER_PODS", 50)
+    shared, alone = both("\n".join(lines))
+    assert shared.objects_blob == alone.objects_blob and shared.summary_blob == alone.summary_blob
+    assert shared == alone
