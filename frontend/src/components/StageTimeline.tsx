@@ -1,4 +1,4 @@
-import { useRef, useState } from "react";
+import { Fragment, useRef, useState, type ReactNode } from "react";
 import type { StageEntry } from "../api/types";
 import { formatMicros } from "../lib/format";
 import { buildSteps, preEnqueueProblem, STATUS_ICON, STATUS_TEXT, type Point, type Step } from "../lib/stages";
@@ -74,7 +74,7 @@ export function StageTimeline(props: StageTimelineProps) {
               <span className="dot" aria-hidden="true">
                 {STATUS_ICON[s.status]}
               </span>
-              <span className="name">{s.point}</span>
+              <span className="name">{breakable(s.point)}</span>
               <span className="sub">{sub(s, props)}</span>
             </button>
           </li>
@@ -132,4 +132,16 @@ export function StageTimeline(props: StageTimelineProps) {
       ) : null}
     </div>
   );
+}
+
+/** An extension point's name with a line-break opportunity before each inner capital
+ * ("Normalize|Score", "Pre|Bind"), so that the ten stages fit a narrow panel without scrolling. */
+function breakable(name: string): ReactNode {
+  const parts = name.split(/(?=[A-Z])/);
+  return parts.map((p, i) => (
+    <Fragment key={i}>
+      {i > 0 ? <wbr /> : null}
+      {p}
+    </Fragment>
+  ));
 }
