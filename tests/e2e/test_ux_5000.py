@@ -447,8 +447,9 @@ def test_compare_two_5000_node_replays(
     free_a = sum(max(0.0, v["allocatable"]["cpu"] - cpu_a[n]) for n, v in nodes.items())
     row = effect.locator("tr[data-row=stranded-cpu] td")
 
-    def cores(milli: float) -> str:
-        return f"{milli / 1000:.2f}".rstrip("0").rstrip(".")
+    def cores(milli: float) -> str:  # thousands grouped from 1000 cores
+        v = milli / 1000
+        return (f"{v:,.2f}" if abs(v) >= 1000 else f"{v:.2f}").rstrip("0").rstrip(".")
 
     expect(row.nth(1)).to_have_text(f"{cores(stranded_a)} of {cores(free_a)} free")
     label = ", ".join(f"{z} A {zones_a.get(z, 0)} B {zones_b.get(z, 0)}" for z in sorted(set(zones_a) | set(zones_b)))

@@ -21,9 +21,13 @@ export function formatBytes(n: number): string {
   return `${sign}${a}B`;
 }
 
+const GROUPED = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+
 export function formatCpu(milli: number): string {
   if (!Number.isFinite(milli)) return "–";
   if (Math.abs(milli) < 1000 && milli % 1000 !== 0) return `${milli}m`;
+  // a cluster's totals run to hundreds of thousands of cores: grouped by thousands
+  if (Math.abs(milli) >= 1_000_000) return GROUPED.format(milli / 1000);
   return trim(milli / 1000, 2);
 }
 
