@@ -18,8 +18,11 @@ the same text ``json.dumps`` makes of them, several times faster.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import operator
+from collections.abc import Iterable, Sequence
 from typing import IO, Any
+
+import numpy as np
 
 from schedviz.engine.framework import Code
 from schedviz.engine.trace import NOT_EVALUATED, CycleRecord, ReplayTrace, cycle_to_dict
@@ -88,11 +91,10 @@ class CycleEncoder:
         plugins = c.filter_plugins.tolist() if c.filter_plugins is not None else [-1] * n
         rids = c.filter_reasons.tolist() if c.filter_reasons is not None else [-1] * n
         plugin_names = [self._string(p) for p in c.filter_plugin_names]
-        code_names = self._codes
         scored: dict[int, str] = {}
         if c.feasible is not None and c.scored and c.raw_scores is not None and c.normalized_scores is not None:
-            raws = c.raw_scores.tolist()
-            norms = c.normalized_scores.tolist()
+            raws = c.raw_scores
+            norms = c.normalized_scores
             weights = list(c.score_weights)
             keys = [self._string(p) for p in c.score_plugins]
             skipped = "".join(", " + self._string(p) + ': {"skipped": true}' for p in c.skipped_score_plugins)
@@ -110,43 +112,88 @@ class CycleEncoder:
                     body = body + skipped if body else skipped[2:]
                 total = totals[k] if totals is not None else 0
                 scored[int(node)] = f', "scores": {{{body}}}, "total": {total}}}'
-        filters = self._filters
-        out = []
-        for i in range(n):
-            code = codes[i]
-            if code == NOT_EVALUATED:
-                out.append(names[i] + '{"evaluated": false, "filter": null}')
-                continue
-            pid = plugins[i]
-            rid = rids[i]
-            # the filter's text by (code, plugin's name, reasons): the plugin's number is the cycle's own
-            plugin = plugin_names[pid] if pid >= 0 else '""'
-            verdict = filters.get((code, plugin, rid))
-            if verdict is None:
-                verdict = (
-                    f'{{"evaluated": true, "filter": {{"code": {code_names[code]}, '
-                    f'"plugin": {plugin}, "reasons": {self._reason(rid) if rid >= 0 else "[]"}}}'
-                )
-                if len(filters) < _TEXTS_LIMIT:
-                    filters[(code, plugin, rid)] = verdict
-            tail = scored.get(i)
-            out.append(names[i] + verdict + (tail if tail is not None else "}"))
-        return "{" + ", ".join(out) + "}"
+        tails = ["}"] * n
+        for node, text in scored.items():
+            if 0 <= node < n:
+                tails[node] = text
+        verdicts = self._verdicts(codes, plugins, rids, plugin_names)
+        for i in np.flatnonzero(np.asarray(codes) == NOT_EVALUATED).tolist():
+            tails[i] = ""
+        return "{" + ", ".join(map(operator.add, map(operator.add, names, verdicts), tails)) + "}"
 
-    def _score_texts(self, key: str, weight: int, raws: list[int], norms: list[int]) -> list[str]:
-        """``key: {"raw": .., "normalized": .., "weighted": ..}`` for each node's scores."""
+    def _verdicts(self, codes: list[int], plugins: list[int], rids: list[int], plugin_names: list[str]) -> Sequence[str]:
+        """Each node's filter verdict's text; each distinct (code, plugin, reasons) written once."""
+        n = len(codes)
+        if n > 64:
+            code = np.asarray(codes, dtype=np.int64)
+            pid = np.asarray(plugins, dtype=np.int64)
+            rid = np.asarray(rids, dtype=np.int64)
+            if (
+                int(code.min()) >= -1
+                and int(code.max()) < 1 << 14
+                and int(pid.min()) >= -1
+                and int(pid.max()) < (1 << 16) - 1
+                and int(rid.min()) >= -1
+                and int(rid.max()) < (1 << 32) - 1
+            ):
+                triples, where = np.unique(((code + 1) << 48) | ((pid + 1) << 32) | (rid + 1), return_inverse=True)
+                texts = [
+                    self._verdict((t >> 48) - 1, ((t >> 32) & 0xFFFF) - 1, (t & 0xFFFFFFFF) - 1, plugin_names)
+                    for t in triples.tolist()
+                ]
+                return operator.itemgetter(*where.reshape(-1).tolist())(texts)  # type: ignore[no-any-return]
+        return [self._verdict(codes[i], plugins[i], rids[i], plugin_names) for i in range(n)]
+
+    def _verdict(self, code: int, pid: int, rid: int, plugin_names: list[str]) -> str:
+        if code == NOT_EVALUATED:
+            return '{"evaluated": false, "filter": null}'
+        # by (code, plugin's name, reasons): the plugin's number is the cycle's own
+        plugin = plugin_names[pid] if pid >= 0 else '""'
+        filters = self._filters
+        verdict = filters.get((code, plugin, rid))
+        if verdict is None:
+            verdict = (
+                f'{{"evaluated": true, "filter": {{"code": {self._codes[code]}, '
+                f'"plugin": {plugin}, "reasons": {self._reason(rid) if rid >= 0 else "[]"}}}'
+            )
+            if len(filters) < _TEXTS_LIMIT:
+                filters[(code, plugin, rid)] = verdict
+        return verdict
+
+    def _score_texts(self, key: str, weight: int, raws: Any, norms: Any) -> Sequence[str]:
+        """``key: {"raw": .., "normalized": .., "weighted": ..}`` for each node's scores (``raws``
+        and ``norms``: the plugin's rows of the cycle's score matrices)."""
         cache = self._scores.get((key, weight))
         if cache is None:
             cache = self._scores[(key, weight)] = {}
-        out = []
-        for raw, norm in zip(raws, norms, strict=True):
-            text = cache.get((raw, norm))
-            if text is None:
-                text = f'{key}: {{"raw": {raw}, "normalized": {norm}, "weighted": {norm * weight}}}'
-                if len(cache) < _TEXTS_LIMIT:
-                    cache[(raw, norm)] = text
-            out.append(text)
-        return out
+        r = np.asarray(raws)
+        m = np.asarray(norms)
+        if (
+            len(r) > 64
+            and r.dtype.kind in "iu"
+            and m.dtype.kind in "iu"
+            and r.shape == m.shape
+            and int(m.min()) >= 0
+            and int(m.max()) < 1024
+            and max(abs(int(r.min())), abs(int(r.max()))) < 1 << 50
+        ):
+            # each distinct (raw, normalized) pair written once, as one integer
+            pairs, where = np.unique(r.astype(np.int64) * 1024 + m.astype(np.int64), return_inverse=True)
+            texts = [self._score_text(cache, key, weight, *divmod(pair, 1024)) for pair in pairs.tolist()]
+            return operator.itemgetter(*where.reshape(-1).tolist())(texts)  # type: ignore[no-any-return]
+        return [
+            self._score_text(cache, key, weight, raw, norm)
+            for raw, norm in zip(r.tolist(), m.tolist(), strict=True)
+        ]
+
+    @staticmethod
+    def _score_text(cache: dict[tuple[int, int], str], key: str, weight: int, raw: int, norm: int) -> str:
+        text = cache.get((raw, norm))
+        if text is None:
+            text = f'{key}: {{"raw": {raw}, "normalized": {norm}, "weighted": {norm * weight}}}'
+            if len(cache) < _TEXTS_LIMIT:
+                cache[(raw, norm)] = text
+        return text
 
 
 def _encode(obj: Any, indent: int | None) -> str:

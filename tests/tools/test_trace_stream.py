@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from collections.abc import Iterator
@@ -134,3 +135,35 @@ def test_the_cycle_encoder_writes_what_json_dumps_writes_on_every_conformance_sc
             assert encoder.encode(rec) == expected, (path, rec.seq)
             cycles += 1
     assert cycles > 50
+
+
+@pytest.mark.parametrize("all_nodes", [False, True])
+def test_the_cycle_encoder_writes_what_json_dumps_writes_past_64_nodes(tmp_path: Path, all_nodes: bool) -> None:
+    """Past 64 nodes the encoder finds a cycle's distinct filter verdicts and score pairs with numpy
+    and writes each once: the same text as ``json.dumps``, also for values outside what it packs
+    (negative and huge raw scores, normalized scores past 1023, unknown plugin and reason numbers)."""
+    dense = tmp_path / "dense.json"
+    write_dump(dense, DenseShape(nodes=96, pods_per_node=6, pending=20))
+    rp = _replay([dense], all_nodes=all_nodes)
+    records = list(rp.cycles())
+    encoder = CycleEncoder(rp.trace)
+
+    def same(rec: CycleRecord) -> None:
+        want = json.dumps(cycle_to_dict(rec, rp.trace.node_names, rp.trace.reasons))
+        assert encoder.encode(rec) == want
+
+    scored = [r for r in records if r.scored and r.raw_scores is not None and r.raw_scores.shape[1] > 64]
+    assert scored
+    for rec in records:
+        same(rec)
+    rec = scored[0]
+    assert rec.raw_scores is not None and rec.normalized_scores is not None
+    for raw, norm in ((-7, 3), (1 << 55, 100), (12, 2000), (-(1 << 60), 0)):
+        rec.raw_scores[0, : rec.raw_scores.shape[1] // 2] = raw
+        rec.normalized_scores[-1, 1::3] = norm
+        same(rec)
+    # nodes not evaluated (a cycle that stopped early, without scoring)
+    assert rec.filter_codes is not None
+    codes = rec.filter_codes.copy()
+    codes[::5] = -1
+    same(dataclasses.replace(rec, scored=False, filter_codes=codes))
