@@ -17,6 +17,7 @@ with ``nodes`` or ``pods`` beside ``items``, whose order matters; a kind that is
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -38,12 +39,34 @@ MAX_ITEM_CHARS = 64 << 20
 _WHITESPACE = " \t\n\r"
 
 
+# A \u escape of a UTF-16 surrogate. The API server's decoder (sigs.k8s.io/json, as encoding/json)
+# replaces one that is not half of a pair by U+FFFD; Python's keeps it as a lone surrogate, a string
+# no UTF-8 text can hold (encoding it fails).
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def go_strings(value: Any) -> Any:
+    """``value`` (decoded JSON) with each lone surrogate of its strings, keys included, replaced by
+    U+FFFD, as the API server decodes ``\\ud800`` (valid pairs were combined by the decoder already).
+    Call it when ``SURROGATE_ESCAPE`` finds one in the text."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {go_strings(k): go_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [go_strings(v) for v in value]
+    return value
+
+
 def loads(text: str) -> Any:
-    """``json.loads(text)``: the same value, or the same error."""
+    """``json.loads(text)``: the same value, or the same error (lone surrogates as the API server
+    reads them: ``go_strings``)."""
     try:
         return _strict_decode(text)
     except (msgspec.DecodeError, RecursionError):
-        return json.loads(text)
+        value = json.loads(text)
+        return go_strings(value) if SURROGATE_ESCAPE.search(text) else value
 
 
 class NotStreamable(Exception):
@@ -135,6 +158,8 @@ class _Text:
             if end >= len(self.buf) and not self.eof:
                 self.more()
                 continue
+            if SURROGATE_ESCAPE.search(self.buf, self.pos, end):
+                value = go_strings(value)
             self.pos = end
             return value
 
@@ -287,6 +312,8 @@ def _batch(text: _Text, decoder: json.JSONDecoder, marker: str, closing: int) ->
                     return None  # decoded again item by item: the error is reported where it is
                 if end != len(batch):
                     return None
+                if SURROGATE_ESCAPE.search(batch):
+                    items = go_strings(items)
             if not isinstance(items, list):
                 return None
             text.pos = stop

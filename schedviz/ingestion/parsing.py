@@ -54,6 +54,7 @@ from yaml.nodes import ScalarNode
 
 from schedviz.engine.config import load_config
 from schedviz.engine.errors import ConfigError, InputError
+from schedviz.engine.jsonstream import SURROGATE_ESCAPE, go_strings
 from schedviz.engine.loader import KEPT_KINDS, Snapshot, load_objects
 from schedviz.engine.objects import KubeObject, Node, Pod, PodTemplate, PodTemplates
 from schedviz.engine.validation import Validator, object_ident
@@ -855,12 +856,14 @@ def parse_json(text: str, limits: Limits) -> Any:
     if _more_objects_than(limits.max_objects, text, shape):
         raise _TooManyObjects()
     try:
-        return json.loads(
+        value = json.loads(
             text,
             object_pairs_hook=_json_object,
             parse_constant=_json_constant,
             parse_float=_json_float if shape.huge_numbers else None,
         )
+        # a lone surrogate's escape reads as U+FFFD, as the API server reads it
+        return go_strings(value) if SURROGATE_ESCAPE.search(text) else value
     except RecursionError:
         raise _BadInput(_too_deep(limits.max_depth)) from None
     except json.JSONDecodeError as exc:

@@ -49,6 +49,7 @@ import msgspec
 
 from schedviz.engine.config import load_config
 from schedviz.engine.errors import ConfigError
+from schedviz.engine.jsonstream import SURROGATE_ESCAPE, go_strings
 from schedviz.engine.objects import COMPACT_AFTER_PODS, KubeObject, PodTemplate, PodTemplates
 
 from .parsing import (
@@ -608,6 +609,8 @@ class _JsonStream:
         depth = self.limits.max_depth
         if text.count("{") + text.count("[") > depth and json_shape(text).depth > depth:
             raise self._syntax(_too_deep(depth), start, item)
+        if SURROGATE_ESCAPE.search(text):  # a lone surrogate's escape reads as U+FFFD, as the API server reads it
+            return go_strings(value)
         return value
 
     # ----- the document ---------------------------------------------------------------------------

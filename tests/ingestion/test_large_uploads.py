@@ -395,3 +395,31 @@ def test_uploads_in_progress_do_not_collide_on_the_content_hash(
     assert api.get("/api/v1/snapshots/?status=ready").json()["count"] == 0
     assert api.get("/api/v1/snapshots/?status=pending").json()["count"] == 2
     assert api.get("/api/v1/snapshots/?status=nope").status_code == 400
+
+
+def test_a_lone_surrogate_reads_as_the_api_server_reads_it() -> None:
+    """``\\ud800`` with no second half is U+FFFD to the API server's decoder (encoding/json): the
+    label value is then invalid, named like any other, read whole, as a stream or by the engine; a
+    valid pair is the character it encodes."""
+    from schedviz.engine.errors import InputError
+    from schedviz.engine.loader import load_texts
+
+    def doc(value: str, where: str = "labels") -> str:
+        n = node("n1", cpu="4")
+        n["metadata"][where] = {"a": "PLACEHOLDER"}
+        return json.dumps({"apiVersion": "v1", "kind": "List", "items": [n]}).replace("PLACEHOLDER", value)
+
+    bad = doc("x\\ud800")
+    with pytest.raises(UploadError) as whole:
+        parse_upload(bad.encode(), "l.json")
+    with pytest.raises(UploadError) as streamed:
+        parse_stream(pieces(bad.encode(), 7), "l.json")
+    for exc in (whole.value, streamed.value):
+        text = str(exc)
+        assert "Node n1" in text and "metadata.labels" in text and 'Invalid value: "x\ufffd"' in text
+    with pytest.raises(InputError) as engine:
+        load_texts([("l.json", bad)])
+    assert "x\ufffd" in str(engine.value)
+    # a pair is one character, and valid text stays as it was
+    ok = parse_upload(doc("ok\\ud83d\\ude00", "annotations").encode(), "l.json")
+    assert ok.objects[0]["metadata"]["annotations"]["a"] == "ok\U0001f600"
