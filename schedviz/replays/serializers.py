@@ -288,6 +288,11 @@ class FilterVerdictSerializer(serializers.Serializer[Any]):
     ranByScheduler = serializers.BooleanField(
         help_text="false: kube-scheduler had stopped at an earlier rejection (or at PreFilter) and never ran it"
     )
+    diagnosis = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="A rejection: what the plugin finds wrong with the node, with its numbers (as Why here? says it)",
+    )
 
 
 class AllFiltersSerializer(serializers.Serializer[Any]):

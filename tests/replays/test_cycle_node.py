@@ -4,6 +4,7 @@ plugin's verdict agrees with the one the scheduler recorded for the plugins it r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -103,3 +104,34 @@ def test_unknown_cycle_node_and_someone_elses_replay(
     error_of(api.get(f"/api/v1/replays/{rid}/cycles/99/pod/"), 404)
     error_of(other_api.get(f"/api/v1/replays/{rid}/cycles/1/nodes/large/"), 404)
     error_of(other_api.get(f"/api/v1/replays/{rid}/cycles/1/pod/"), 404)
+
+
+def test_a_rejection_comes_with_the_plugins_own_numbers(
+    api: APIClient, upload: Callable[..., dict[str, Any]]
+) -> None:
+    """The rejecting plugin's diagnosis, as Why here? gives it: a spread constraint's domain counts and
+    skew, the taint the pod does not tolerate (one of the node's own)."""
+    snap = upload(SAMPLE.read_text())
+    rid = start(api, snap["id"], all_nodes=True)["id"]
+    cycles = api.get(f"/api/v1/replays/{rid}/cycles/?page_size=1000").json()["results"]
+    wanted = {"PodTopologySpread", "TaintToleration"}
+    found: dict[str, list[str]] = {}
+    for c in cycles:
+        page = api.get(f"/api/v1/replays/{rid}/cycles/{c['seq']}/?page_size=1000").json()
+        for n in page["nodes"]["results"]:
+            plugin = (n["filter"] or {}).get("plugin")
+            if plugin not in wanted or plugin in found:
+                continue
+            got = api.get(f"/api/v1/replays/{rid}/cycles/{c['seq']}/nodes/{n['name']}/").json()
+            entry = next(f for f in got["allFilters"]["filters"] if f["plugin"] == plugin)
+            assert entry["reasons"] == n["filter"]["reasons"]
+            found[plugin] = entry["diagnosis"]
+            if plugin == "TaintToleration":
+                taints = {f"{t['key']}={t.get('value', '')}:{t['effect']}" for t in got["node"]["taints"]}
+                assert any(t in " ".join(entry["diagnosis"]) for t in taints), (entry, taints)
+        if found.keys() == wanted:
+            break
+    assert found.keys() == wanted
+    spread = " ".join(found["PodTopologySpread"])
+    assert re.search(r"has \d+ matching pod\(s\) \+ 1 for this pod, global minimum \d+: skew \d+ > \d+", spread), spread
+    assert "untolerated taint" in " ".join(found["TaintToleration"])

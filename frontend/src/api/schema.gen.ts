@@ -1052,6 +1052,8 @@ export interface components {
             reasons: string[];
             /** @description false: kube-scheduler had stopped at an earlier rejection (or at PreFilter) and never ran it */
             ranByScheduler: boolean;
+            /** @description A rejection: what the plugin finds wrong with the node, with its numbers (as Why here? says it) */
+            diagnosis?: string[];
         };
         Latency: {
             /** Format: uuid */

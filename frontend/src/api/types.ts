@@ -431,6 +431,8 @@ export interface FilterVerdict {
   reasons: string[];
   /** false: kube-scheduler had stopped at an earlier rejection and never ran it */
   ranByScheduler: boolean;
+  /** a rejection: what the plugin finds wrong with the node, with its numbers */
+  diagnosis?: string[];
 }
 
 /** GET /replays/:id/cycles/:seq/nodes/:node/ */

@@ -186,12 +186,28 @@ function AllFilters({ data }: { data: CycleNodeInspection }) {
               <td>
                 {f.code ? <CodeBadge code={f.code} /> : <span className="muted">not run</span>}
                 {f.reasons.length ? <div className="small">{f.reasons.join("; ")}</div> : null}
+                {f.diagnosis?.length ? <div className="small muted">{f.diagnosis.join("; ")}</div> : null}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** What the rejecting plugin finds wrong with the node, with its numbers (a spread constraint's skew,
+ * the term that fails, the taint not tolerated). Resources have their own table below. */
+function Diagnosis({ data, row }: { data: CycleNodeInspection; row: NodeRow }) {
+  if (row.verdict !== "failed" || !row.plugin || row.plugin === "NodeResourcesFit") return null;
+  const found = data.allFilters.filters.find((f) => f.plugin === row.plugin);
+  if (!found?.diagnosis?.length) return null;
+  return (
+    <ul className="small" data-testid="diagnosis" aria-label={`What ${row.plugin} finds wrong with this node`} style={{ margin: "4px 0" }}>
+      {found.diagnosis.map((d) => (
+        <li key={d}>{d}</li>
+      ))}
+    </ul>
   );
 }
 
@@ -281,6 +297,7 @@ export function NodeDrawer({ row, model, explain, inspectUrl, onClose }: NodeDra
       {inspectUrl ? (
         data ? (
           <>
+            <Diagnosis data={data} row={row} />
             <h3>Resources when the cycle ran</h3>
             <Resources data={data} row={row} />
             <Placement data={data} />

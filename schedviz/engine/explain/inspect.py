@@ -113,8 +113,25 @@ def every_filter(rp: Replay, pod: Pod, index: int) -> dict[str, Any]:
         entry["ranByScheduler"] = not first_rejection and pre.get("excludedBy") is None and s.is_success()
         if entry["code"] not in (None, Code.Success.name, Code.Skip.name):
             first_rejection = True
+            entry["diagnosis"] = _diagnosis(rp, fw, pod, index, pl.name, tuple(entry["reasons"]))
         filters.append(entry)
     return {"preFilter": pre, "filters": filters, "note": NOTE}
+
+
+def _diagnosis(rp: Replay, fw: Any, pod: Pod, index: int, plugin: str, reasons: tuple[str, ...]) -> list[str]:
+    """What the rejecting plugin finds wrong with the node, with its numbers (its ``diagnose``, as
+    Why here? gives it: the spread constraint and its skew, the term that fails, the taint not
+    tolerated); its reasons when it has no diagnosis of its own. Plugins' diagnoses change nothing."""
+    from .analysis import _Analysis
+
+    rp.waiting.dry_run = True
+    try:
+        diags = _Analysis(rp, fw, pod, 0).diagnose(pod, np.asarray([index], dtype=np.int64), plugin, reasons, top=False)
+    except (CycleError, SchedVizError) as exc:
+        return [f"could not be diagnosed: {exc}"]
+    finally:
+        rp.waiting.dry_run = False
+    return [d.text for d in diags]
 
 
 def inspect_node(rp: Replay, pod: Pod, node: str) -> dict[str, Any]:
