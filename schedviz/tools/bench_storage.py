@@ -81,6 +81,8 @@ def _dense_replay(user: Any, nodes: int, per_node: int, pending: int) -> Any:
     stored = start_upload(user, [payload], "dense.json.gz", len(payload), name=f"dense {nodes}x{per_node}")
     stored.refresh_from_db()
     stored_seconds = time.perf_counter() - t0
+    if stored.status == "failed" and stored.duplicate_of is not None:
+        stored = stored.duplicate_of  # read in full all the same, then found stored by an earlier run
     assert stored.status == "ready", (stored.status, stored.error)
     del payload
     replay = Replay.objects.create(owner=user, snapshot=stored, options={"allNodes": True})
