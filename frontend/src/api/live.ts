@@ -91,6 +91,11 @@ export interface LiveHealth {
   config: ConfigNotes | null;
   configError: string | null;
   queue: number;
+  /** the streams the next decision waits for (not caught up with its resourceVersion yet) */
+  waitingFor: string | null;
+  /** scheduling events a relist found and left out as too old (by the cluster's clock) */
+  droppedEvents: number;
+  lastDropped: string | null;
   processed: number;
   failures: number;
   lastFailure: string | null;
@@ -134,6 +139,8 @@ export interface LiveCycleRow {
   exact: boolean;
   gap: boolean;
   error: string;
+  /** the change that revealed the decision: the timeline is in its order */
+  resource_version: string;
 }
 
 /** `live` of GET /clusters/<id>/cycles/<seq>/, and the fields of a `live.verdict` message. */
@@ -144,6 +151,8 @@ export interface LiveComparison {
   triggerSource: string;
   observed: string | null;
   occurred: string | null;
+  /** the change that revealed the decision: the timeline is in its order */
+  resourceVersion: string | null;
   actual: { result: string; node: string | null; message: string | null; scheduler: string | null };
   replay: { result: string | null; node: string | null; message: string | null; tiedCount: number | null };
   agreement: Agreement;
@@ -230,6 +239,7 @@ export function decisionFromRow(r: LiveCycleRow): Decision {
     triggerSource: r.trigger_source,
     observed: r.observed,
     occurred: r.occurred,
+    resourceVersion: orNull(r.resource_version),
     actual: {
       result: r.actual_result,
       node: orNull(r.actual_node),

@@ -16,6 +16,17 @@ import type {
   SnapshotPod,
   TimelineCycle,
 } from "./types";
+import type {
+  Divergences,
+  LiveCluster,
+  LiveComparison,
+  LiveCycleRow,
+  LiveExplanation,
+  LiveHealth,
+  LiveSummary,
+  LiveWorker,
+  StreamHealth,
+} from "./live";
 
 export type Schemas = components["schemas"];
 
@@ -41,6 +52,15 @@ export const WIRE_TYPES_MATCH: {
   CyclePod: SameKeys<CyclePod, Schemas["CyclePod"]>;
   CycleNodeInspection: SameKeys<CycleNodeInspection, Schemas["CycleNodeInspection"]>;
   FilterVerdict: SameKeys<FilterVerdict, Schemas["FilterVerdict"]>;
+  LiveCluster: SameKeys<LiveCluster, Schemas["LiveCluster"]>;
+  LiveWorker: SameKeys<LiveWorker, Schemas["LiveWorker"]>;
+  LiveSummary: SameKeys<LiveSummary, Schemas["LiveSummary"]>;
+  LiveHealth: SameKeys<LiveHealth, Schemas["LiveHealth"]>;
+  StreamHealth: SameKeys<StreamHealth, Schemas["StreamHealth"]>;
+  LiveCycleRow: SameKeys<LiveCycleRow, Schemas["LiveCycle"]>;
+  LiveComparison: SameKeys<LiveComparison, Schemas["LiveComparison"]>;
+  Divergences: SameKeys<Divergences, Schemas["Divergences"]>;
+  LiveExplanation: SameKeys<LiveExplanation, Schemas["LiveExplanation"]>;
 } = {
   Snapshot: true,
   SnapshotNode: true,
@@ -54,4 +74,13 @@ export const WIRE_TYPES_MATCH: {
   CyclePod: true,
   CycleNodeInspection: true,
   FilterVerdict: true,
+  LiveCluster: true,
+  LiveWorker: true,
+  LiveSummary: true,
+  LiveHealth: true,
+  StreamHealth: true,
+  LiveCycleRow: true,
+  LiveComparison: true,
+  Divergences: true,
+  LiveExplanation: true,
 };

@@ -11,6 +11,7 @@ const diverged: LiveComparison = {
   triggerSource: "event",
   observed: "2026-01-01T10:00:00Z",
   occurred: null,
+  resourceVersion: "1207",
   actual: { result: "Scheduled", node: "node-12", message: null, scheduler: "default-scheduler" },
   replay: { result: "Scheduled", node: "node-07", message: null, tiedCount: 3 },
   agreement: "diverged",

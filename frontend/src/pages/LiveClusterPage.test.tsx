@@ -66,6 +66,7 @@ const row = (seq: number, pod: string, agreement: LiveCycleRow["agreement"], act
   exact: true,
   gap: false,
   error: "",
+  resource_version: String(100 + seq),
 });
 
 const ROWS = [row(1, "default/a", "match", "n1", "n1"), row(2, "shop/b", "diverged", "n2", "n3"), row(3, "default/c", "match", "n3", "n3")];

@@ -58,6 +58,7 @@ const verdict = (seq: number, part: number, pod: string, over: Record<string, un
     triggerSource: "pod",
     observed: "2026-01-01T00:00:05Z",
     occurred: null,
+    resourceVersion: String(100 + seq),
     actual: { result: "Scheduled", node: "b", message: null, scheduler: "default-scheduler" },
     replay: { result: "Scheduled", node: "b", message: null, tiedCount: 1 },
     agreement: "match",
