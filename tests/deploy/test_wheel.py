@@ -64,11 +64,22 @@ def test_the_wheel_carries_templates_and_the_built_explorer(wheel: Path) -> None
     assert "schedviz/explorer/index.html" in names
     assets = [n for n in names if n.startswith("schedviz/explorer/assets/")]
     assert any(n.endswith(".js") for n in assets) and any(n.endswith(".css") for n in assets)
-    # the index names the assets the wheel carries
-    index = zipfile.ZipFile(wheel).read("schedviz/explorer/index.html").decode()
-    for asset in assets:
-        if asset.endswith((".js", ".css")):
-            assert "/static/assets/" + asset.rsplit("/", 1)[1] in index
+    # every script and style the wheel carries is reached from the index: named by it, or loaded by a
+    # script it reaches (a page's chunk loaded with the page); nothing stale
+    z = zipfile.ZipFile(wheel)
+    index = z.read("schedviz/explorer/index.html").decode()
+    wanted = {a.rsplit("/", 1)[1]: a for a in assets if a.endswith((".js", ".css"))}
+    reached = {name for name in wanted if "/static/assets/" + name in index}
+    todo = [n for n in reached if n.endswith(".js")]
+    while todo:
+        text = z.read(wanted[todo.pop()]).decode()
+        for name in wanted:
+            if name not in reached and name in text:
+                reached.add(name)
+                if name.endswith(".js"):
+                    todo.append(name)
+    assert reached == set(wanted), sorted(set(wanted) - reached)
+    assert any("/static/assets/" + n in index for n in wanted if n.endswith(".js"))
 
 
 @pytest.fixture(scope="module")
