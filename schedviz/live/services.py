@@ -612,14 +612,35 @@ def request_snapshot(cluster: LiveCluster, user: Any, name: str = "") -> LiveSna
             code="not_watching",
             status=409,
         )
-    return LiveSnapshotRequest.objects.create(cluster=cluster, requested_by=user, name=name)
+    for attempt in range(_BUSY_RETRIES):
+        try:
+            return LiveSnapshotRequest.objects.create(cluster=cluster, requested_by=user, name=name)
+        except OperationalError as exc:
+            if not _busy(exc) or attempt == _BUSY_RETRIES - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+# SQLite while the worker writes (the embedded default runs it in the web process): a write that meets
+# the worker's transaction is tried again, a read polled again, instead of failing the request
+_BUSY_RETRIES = 8
+
+
+def _busy(exc: OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
 
 
 def wait_snapshot(req: LiveSnapshotRequest, timeout: float) -> LiveSnapshotRequest:
     deadline = time.monotonic() + max(0.0, timeout)
     while req.status == LiveSnapshotRequest.Status.PENDING and time.monotonic() < deadline:
         time.sleep(0.05)
-        req.refresh_from_db()
+        try:
+            req.refresh_from_db()
+        except OperationalError as exc:
+            if not _busy(exc):
+                raise
     return req
 
 
