@@ -90,6 +90,21 @@ class Snapshot:
     ignored: dict[str, int] = field(default_factory=dict)
     config: dict[str, Any] | None = None
     name: str = ""
+    # the pods by key, and how many pods there were when it was made (``pod``)
+    _by_key: dict[str, Pod] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _indexed: int = field(default=-1, init=False, repr=False, compare=False)
+
+    def pod(self, key: str) -> Pod | None:
+        """The pod named ``key`` (namespace/name; the first of that key), found through an index
+        made on the first question, and made again once pods were added or taken away: a web
+        process asks about one pod of a 150,000-pod snapshot it keeps at every question."""
+        if self._indexed != len(self.pods):
+            index: dict[str, Pod] = {}
+            for p in self.pods:
+                index.setdefault(p.key, p)
+            self._by_key = index
+            self._indexed = len(self.pods)
+        return self._by_key.get(key)
 
     @property
     def pending(self) -> list[Pod]:

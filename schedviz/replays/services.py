@@ -154,10 +154,6 @@ def compare(a: Replay, b: Replay) -> dict[str, Any]:
     return {"a": str(a.pk), "b": str(b.pk), **result}
 
 
-def _engine_pod(snapshot: Any, key: str) -> Any:
-    return next((p for p in snapshot.pods if p.key == key), None)
-
-
 def _engine_replay(replay: Replay, snapshot: Any, budget: Any) -> Any:
     """A new engine replay of ``replay``: its snapshot, configuration and options."""
     from schedviz.engine.config import load_config as _load
@@ -182,7 +178,7 @@ def explain(replay: Replay, pod: str, nodes: list[str]) -> dict[str, Any]:
     if not namespace or not name or "/" in name:
         raise ValueError(f"pod: expected namespace/name, got {pod!r}")
     snapshot = replay.snapshot.engine_snapshot()
-    if _engine_pod(snapshot, key) is None:
+    if snapshot.pod(key) is None:
         raise UnknownPod(f"pod: no pod {key} in the replay's snapshot")
     known = {n.name for n in snapshot.nodes}
     for n in nodes:
@@ -242,7 +238,7 @@ def cycle_pod(replay: Replay, seq: int) -> dict[str, Any]:
     kept = replay.snapshot.summary().get("pendingSpecs", {}).get(row.pod)
     if kept is not None:
         return dict(kept)
-    pod = _engine_pod(replay.snapshot.engine_snapshot(), row.pod)
+    pod = replay.snapshot.engine_snapshot().pod(row.pod)
     if pod is None:
         raise NoSuchCycle(f"cycle {seq}: its pod {row.pod} is not in the replay's snapshot")
     summary: dict[str, Any] = pod_spec_summary(pod)
@@ -257,7 +253,7 @@ def cycle_node(replay: Replay, seq: int, node: str) -> dict[str, Any]:
 
     row = _cycle_row(replay, seq)
     snapshot = replay.snapshot.engine_snapshot()
-    pod = _engine_pod(snapshot, row.pod)
+    pod = snapshot.pod(row.pod)
     if pod is None:
         raise NoSuchCycle(f"cycle {seq}: its pod {row.pod} is not in the replay's snapshot")
     if not any(n.name == node for n in snapshot.nodes):

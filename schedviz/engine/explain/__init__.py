@@ -112,19 +112,18 @@ def pending_pod_key(snapshot: Snapshot, key: str) -> str:
     if not key or key.count("/") > 1:
         raise InputError(f"invalid pod {key!r}: expected namespace/name", field="pod")
     full = key if "/" in key else f"default/{key}"
-    for p in snapshot.pods:
-        if p.key != full:
-            continue
-        if p.terminal:
-            raise InputError(f"the pod has finished ({p.phase}): it has no scheduling cycle", obj=p.ident)
-        if p.node_name:
-            raise InputError(
-                f"the pod is not pending: it is bound to node {p.node_name} (spec.nodeName); "
-                "only pending pods have a scheduling cycle to explain",
-                obj=p.ident,
-            )
-        return full
-    raise InputError("no such pod in the snapshot", obj=f"Pod {full}")
+    p = snapshot.pod(full)
+    if p is None:
+        raise InputError("no such pod in the snapshot", obj=f"Pod {full}")
+    if p.terminal:
+        raise InputError(f"the pod has finished ({p.phase}): it has no scheduling cycle", obj=p.ident)
+    if p.node_name:
+        raise InputError(
+            f"the pod is not pending: it is bound to node {p.node_name} (spec.nodeName); "
+            "only pending pods have a scheduling cycle to explain",
+            obj=p.ident,
+        )
+    return full
 
 
 def explain(
