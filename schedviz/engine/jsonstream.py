@@ -43,6 +43,7 @@ _WHITESPACE = " \t\n\r"
 # replaces one that is not half of a pair by U+FFFD; Python's keeps it as a lone surrogate, a string
 # no UTF-8 text can hold (encoding it fails).
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_ESCAPE_BYTES = re.compile(SURROGATE_ESCAPE.pattern.encode())
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -59,14 +60,15 @@ def go_strings(value: Any) -> Any:
     return value
 
 
-def loads(text: str) -> Any:
-    """``json.loads(text)``: the same value, or the same error (lone surrogates as the API server
-    reads them: ``go_strings``)."""
+def loads(text: str | bytes) -> Any:
+    """``json.loads(text)`` (a text, or its UTF-8 bytes): the same value, or the same error (lone
+    surrogates as the API server reads them: ``go_strings``)."""
     try:
         return _strict_decode(text)
     except (msgspec.DecodeError, RecursionError):
         value = json.loads(text)
-        return go_strings(value) if SURROGATE_ESCAPE.search(text) else value
+        escape = _SURROGATE_ESCAPE_BYTES if isinstance(text, bytes) else SURROGATE_ESCAPE
+        return go_strings(value) if escape.search(text) else value  # type: ignore[arg-type]
 
 
 class NotStreamable(Exception):
