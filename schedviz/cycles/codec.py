@@ -14,7 +14,7 @@ import numpy as np
 
 from schedviz.engine.framework import PermitEvent
 from schedviz.engine.runtime.framework import Stage
-from schedviz.engine.trace import ClearedNomination, CycleRecord, Eviction
+from schedviz.engine.trace import ClearedNomination, CycleRecord, Eviction, narrowest
 
 ARRAYS = (
     "filter_codes",
@@ -30,18 +30,6 @@ ARRAYS = (
 FORMAT = 1
 
 
-def _small(a: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """The narrowest integer type that holds every value of ``a``."""
-    if a.size == 0:
-        return a.astype(np.int8)
-    lo, hi = int(a.min()), int(a.max())
-    for t in (np.int8, np.int16, np.int32, np.int64):
-        info = np.iinfo(t)
-        if info.min <= lo and hi <= info.max:
-            return a.astype(t)
-    return a
-
-
 def encode_cycle(rec: CycleRecord, reasons: list[tuple[str, ...]]) -> bytes:
     """Serialise a cycle with its own table of the reasons it uses."""
     local: dict[int, int] = {}
@@ -52,13 +40,13 @@ def encode_cycle(rec: CycleRecord, reasons: list[tuple[str, ...]]) -> bytes:
         remap = np.full(len(reasons) + 1, -1, dtype=np.int32)
         for g, i in local.items():
             remap[g] = i
-        arrays["filter_reasons"] = _small(np.where(rec.filter_reasons >= 0, remap[rec.filter_reasons], -1))
+        arrays["filter_reasons"] = narrowest(np.where(rec.filter_reasons >= 0, remap[rec.filter_reasons], -1))
     for name in ARRAYS:
         if name == "filter_reasons":
             continue
         value = getattr(rec, name)
         if value is not None:
-            arrays[name] = _small(np.asarray(value))
+            arrays[name] = narrowest(np.asarray(value))
     header = {
         "format": FORMAT,
         "pod": rec.pod,

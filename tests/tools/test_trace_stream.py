@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from schedviz.cli import SAMPLE
@@ -158,6 +159,9 @@ def test_the_cycle_encoder_writes_what_json_dumps_writes_past_64_nodes(tmp_path:
         same(rec)
     rec = scored[0]
     assert rec.raw_scores is not None and rec.normalized_scores is not None
+    # the matrices are kept in their narrowest types: widened to take any int64
+    rec.raw_scores = rec.raw_scores.astype(np.int64)
+    rec.normalized_scores = rec.normalized_scores.astype(np.int64)
     for raw, norm in ((-7, 3), (1 << 55, 100), (12, 2000), (-(1 << 60), 0)):
         rec.raw_scores[0, : rec.raw_scores.shape[1] // 2] = raw
         rec.normalized_scores[-1, 1::3] = norm
