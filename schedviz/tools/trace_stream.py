@@ -17,6 +17,7 @@ the same text ``json.dumps`` makes of them, several times faster.
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 from collections.abc import Iterable, Sequence
@@ -51,6 +52,8 @@ class CycleEncoder:
     def __init__(self, trace: ReplayTrace) -> None:
         self.trace = trace
         self._names = [json.dumps(n) + ": " for n in trace.node_names]
+        # each node's key as the per-node map writes it: after ", " but for the first
+        self._keys = [("" if i == 0 else ", ") + name for i, name in enumerate(self._names)]
         self._codes = {int(c): json.dumps(c.name) for c in Code}
         self._reasons: list[str] = []
         self._strings: dict[str, str] = {}
@@ -83,43 +86,63 @@ class CycleEncoder:
             return "{}"
         if set(c.score_plugins) & set(c.skipped_score_plugins):
             return None
-        names = self._names
-        n = len(names)
+        n = len(self._names)
         codes = c.filter_codes.tolist()
         if len(codes) != n:
             return None
+        if n == 0:
+            return "{}"
         plugins = c.filter_plugins.tolist() if c.filter_plugins is not None else [-1] * n
         rids = c.filter_reasons.tolist() if c.filter_reasons is not None else [-1] * n
         plugin_names = [self._string(p) for p in c.filter_plugin_names]
-        scored: dict[int, str] = {}
+        # each node's text after its verdict: "}" when it was not scored, "" when it was not
+        # evaluated (its verdict is whole), else its scores and total; nodes in snapshot order
+        pool: list[str] = []
+        where = np.full(n, -1, dtype=np.int64)
         if c.feasible is not None and c.scored and c.raw_scores is not None and c.normalized_scores is not None:
             raws = c.raw_scores
             norms = c.normalized_scores
             weights = list(c.score_weights)
             keys = [self._string(p) for p in c.score_plugins]
             skipped = "".join(", " + self._string(p) + ': {"skipped": true}' for p in c.skipped_score_plugins)
-            totals = c.totals.tolist() if c.totals is not None else None
-            feasible = c.feasible.tolist()
+            feasible = c.feasible
+            count = len(feasible)
+            totals: Iterable[Any] = c.totals.tolist() if c.totals is not None else itertools.repeat(0, count)
             # a plugin's scores, a column of text per plugin: the same few (raw, normalized) pairs
             # recur over thousands of nodes, each written once per trace
-            columns = []
-            for p, key in enumerate(keys):
-                columns.append(self._score_texts(key, weights[p], raws[p], norms[p]))
-            bodies = [", ".join(t) for t in zip(*columns, strict=True)] if columns else [""] * len(feasible)
-            for k, node in enumerate(feasible):
-                body = bodies[k]
-                if skipped:
-                    body = body + skipped if body else skipped[2:]
-                total = totals[k] if totals is not None else 0
-                scored[int(node)] = f', "scores": {{{body}}}, "total": {total}}}'
-        tails = ["}"] * n
-        for node, text in scored.items():
-            if 0 <= node < n:
-                tails[node] = text
+            columns = [self._score_texts(key, weights[p], raws[p], norms[p]) for p, key in enumerate(keys)]
+            if columns:
+                bodies: Iterable[str] = map(", ".join, zip(*columns, strict=True))
+                after = skipped + '}, "total": '
+            else:
+                bodies = itertools.repeat(skipped[2:], count)
+                after = '}, "total": '
+            pool = list(
+                map(
+                    "".join,
+                    zip(
+                        itertools.repeat(', "scores": {', count),
+                        bodies,
+                        itertools.repeat(after, count),
+                        map(str, totals),
+                        itertools.repeat("}", count),
+                        strict=True,
+                    ),
+                )
+            )
+            inside = (feasible >= 0) & (feasible < n)
+            where[feasible[inside]] = np.arange(count, dtype=np.int64)[inside]
+        unscored, unevaluated = len(pool), len(pool) + 1
+        pool += ["}", ""]
+        where[where < 0] = unscored
+        where[np.asarray(codes) == NOT_EVALUATED] = unevaluated
+        tails = operator.itemgetter(*where.tolist())(pool) if n > 1 else [pool[int(where[0])]]
         verdicts = self._verdicts(codes, plugins, rids, plugin_names)
-        for i in np.flatnonzero(np.asarray(codes) == NOT_EVALUATED).tolist():
-            tails[i] = ""
-        return "{" + ", ".join(map(operator.add, map(operator.add, names, verdicts), tails)) + "}"
+        parts: list[str] = [""] * (3 * n)
+        parts[0::3] = self._keys
+        parts[1::3] = verdicts
+        parts[2::3] = tails
+        return "{" + "".join(parts) + "}"
 
     def _verdicts(self, codes: list[int], plugins: list[int], rids: list[int], plugin_names: list[str]) -> Sequence[str]:
         """Each node's filter verdict's text; each distinct (code, plugin, reasons) written once."""
