@@ -12,7 +12,8 @@ node tree (zones visited round-robin).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +133,21 @@ class ObjectStore:
         return ns.meta.labels if ns is not None else {}
 
 
+class _NodeMemo:
+    """One function's value on every node, as of ``pos`` in ``ClusterState.changes``."""
+
+    __slots__ = ("pos", "values")
+
+    def __init__(self, values: IntArray, pos: int) -> None:
+        self.values = values
+        self.pos = pos
+
+
+_NODE_MEMO = "cluster/per-node memo"
+# distinct keys kept per cluster before the memo starts afresh (each holds one int64 per node)
+NODE_MEMO_LIMIT = 256
+
+
 class ClusterState:
     """Nodes and the pods placed on them; mutated as pods are assumed, evicted or bound."""
 
@@ -182,6 +198,43 @@ class ClusterState:
 
     def resource_names(self) -> list[str]:
         return sorted(set(self._alloc) | set(self._requested))
+
+    def memo_per_node(self, key: Hashable, nodes: IntArray, compute: Callable[[IntArray], IntArray]) -> IntArray:
+        """``compute(nodes)``, answered from a memo of its value on every node kept current through
+        ``changes``. For functions of each node's own state and of what ``key`` names alone
+        (elementwise: a node's value never depends on another node's): a resource score or fit
+        given the pod's requests. A cycle places one pod, so the pods of one template are computed
+        over every node once, then only on the nodes whose pods changed since."""
+        memo: dict[Hashable, _NodeMemo] = self.caches.setdefault(_NODE_MEMO, {})
+        entry = memo.get(key)
+        changes = self.changes
+        if entry is None or entry.pos > len(changes):
+            if len(memo) >= NODE_MEMO_LIMIT:
+                memo.clear()
+            values = np.asarray(compute(np.arange(self.n, dtype=np.int64)), dtype=np.int64)
+            entry = memo[key] = _NodeMemo(values, len(changes))
+        elif entry.pos < len(changes):
+            touched = np.unique(np.fromiter((node for _, _, node in changes[entry.pos :]), dtype=np.int64))
+            fresh = np.asarray(compute(touched), dtype=np.int64)
+            with uninterruptible():  # the values and pos move together (engine/budget.py)
+                entry.values[touched] = fresh
+                entry.pos = len(changes)
+        out: IntArray = entry.values[nodes]
+        return out
+
+    @contextmanager
+    def node_memo_suspended(self) -> Iterator[None]:
+        """For a what-if that writes nodes' allocatable (or other per-node arrays) in place and
+        puts them back before it ends: ``memo_per_node`` answers afresh meanwhile, and what it held
+        before is its memo again afterwards (caught up through ``changes`` as usual)."""
+        saved = self.caches.pop(_NODE_MEMO, None)
+        try:
+            yield
+        finally:
+            if saved is None:
+                self.caches.pop(_NODE_MEMO, None)
+            else:
+                self.caches[_NODE_MEMO] = saved
 
     # ----- labels --------------------------------------------------------------------------
     def label(self, key: str) -> LabelColumn:

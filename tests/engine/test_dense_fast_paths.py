@@ -19,6 +19,7 @@ import pytest
 
 from schedviz.engine import objects as objects_module
 from schedviz.engine.cluster import ClusterState
+from schedviz.engine.framework import Handle
 from schedviz.engine.loader import Snapshot, load_documents
 from schedviz.engine.objects import Pod
 from schedviz.engine.plugins import interpodaffinity, podtopologyspread
@@ -147,6 +148,10 @@ def test_dense_replay_matches_the_plain_one(
 
     monkeypatch.setattr(interpodaffinity._Registry, "candidates", every_group)
     monkeypatch.setattr(podtopologyspread, "default_selector", podtopologyspread._default_selector)
+    # every resource score, fit and image score computed on the cycle's nodes, not kept per node
+    monkeypatch.setattr(ClusterState, "memo_per_node", lambda self, key, nodes, compute: compute(nodes))
+    # spreading's counts caught up pod by pod, never from the index's arrays
+    monkeypatch.setattr(podtopologyspread, "_DELTA_FROM_INDEX", 1 << 60)
     plain = Replay(_read(dense_objects, share=False), options=ReplayOptions(all_nodes=True)).run().to_dict()
 
     assert len(fast["cycles"]) == SHAPE.pending
@@ -303,6 +308,49 @@ def test_the_spread_index_filled_in_bulk_is_the_one_filled_pod_by_pod(
     for _, p, n in pods[150:]:
         one._add(p, n)
     assert state(bulk) == state(one) and len(keys) > 1
+
+
+def test_spread_counts_caught_up_from_the_index_are_the_ones_counted_pod_by_pod(
+    dense_objects: list[dict[str, Any]],
+) -> None:
+    """A selector's counts left behind by many changes (the pods of other templates placed,
+    removed, placed again) are caught up from the index's arrays: the counts a pod-by-pod catch-up
+    gives, and the ones counted afresh."""
+    import random
+
+    snap = _read(dense_objects, share=True)
+    cluster = snap.cluster()
+    index = podtopologyspread._PodIndex(cluster)
+    spread = podtopologyspread.PodTopologySpread({}, Handle(cluster))
+    selectors = {
+        (p.namespace, podtopologyspread._selector_key(c.selector)): (p.namespace, c.selector)
+        for p in snap.pending
+        for c in spread.constraints(p, cluster.objects).soft
+    }
+    assert len(selectors) > 3
+    by_index = {k: podtopologyspread._Counts(index, ns, sel, index.pos) for k, (ns, sel) in selectors.items()}
+    by_pod = {k: podtopologyspread._Counts(index, ns, sel, index.pos) for k, (ns, sel) in selectors.items()}
+    rng = random.Random(5)
+    placed: list[Pod] = []
+    running = list(snap.running)
+    for round_ in range(6):
+        for _ in range(40):  # well past the run caught up pod by pod
+            if placed and rng.random() < 0.3:
+                cluster.remove_pod(placed.pop(rng.randrange(len(placed))))
+            elif rng.random() < 0.2:
+                victim = running.pop(rng.randrange(len(running)))
+                cluster.remove_pod(victim)
+            else:
+                p = snap.pending[rng.randrange(len(snap.pending))]
+                if cluster.node_of(p) is None:
+                    cluster.add_pod(p, rng.randrange(cluster.n))
+                    placed.append(p)
+        for k, (ns, sel) in selectors.items():
+            a = by_index[k].sync(cluster, index)
+            b = by_pod[k].sync(cluster)
+            assert a.tolist() == b.tolist(), (round_, k)
+            assert a.tolist() == index.per_node(ns, sel).tolist()
+    assert any(c.counts.any() for c in by_index.values())
 
 
 def test_the_affinity_registry_built_by_template_is_the_one_built_pod_by_pod(

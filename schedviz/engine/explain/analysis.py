@@ -136,40 +136,42 @@ class _Analysis:
         lists: dict[int, list[Pod]] = {}
         uncordoned: list[IntArray] = []
         taint_cache = cluster.caches.get(_TAINT_CACHE)
-        try:
-            for plan, nodes in parts:
-                for ch in plan:
-                    for r, amount in ch.extra:
-                        arr = cluster.alloc(r)
-                        saved.append((arr, nodes, arr[nodes].copy()))
-                        arr[nodes] += amount
-                    if ch.uncordon:
-                        saved.append((cluster.unschedulable, nodes, cluster.unschedulable[nodes].copy()))
-                        cluster.unschedulable[nodes] = False
-                        uncordoned.append(nodes)
-            if uncordoned:
-                self._drop_unschedulable_taint(np.concatenate(uncordoned))
-            for uid in sorted({u for plan, _ in parts for u in plan_evictions(plan)}):
-                victim = cluster.pods.get(uid)
-                where = None if victim is None else cluster.node_of(victim)
-                if victim is None or where is None:
-                    continue
-                lists.setdefault(where, list(cluster.pods_on[where]))
-                cluster.remove_pod(victim)
-                evicted.append((victim, where))
-            yield pod
-        finally:
-            for victim, node in reversed(evicted):
-                cluster.add_pod(victim, node)
-            for node, original in lists.items():
-                cluster.pods_on[node] = original
-            for arr, nodes, values in reversed(saved):
-                arr[nodes] = values
-            if uncordoned:
-                if taint_cache is None:
-                    cluster.caches.pop(_TAINT_CACHE, None)
-                else:
-                    cluster.caches[_TAINT_CACHE] = taint_cache
+        # allocatable written in place below: the per-node memo must not answer from before it
+        with cluster.node_memo_suspended():
+            try:
+                for plan, nodes in parts:
+                    for ch in plan:
+                        for r, amount in ch.extra:
+                            arr = cluster.alloc(r)
+                            saved.append((arr, nodes, arr[nodes].copy()))
+                            arr[nodes] += amount
+                        if ch.uncordon:
+                            saved.append((cluster.unschedulable, nodes, cluster.unschedulable[nodes].copy()))
+                            cluster.unschedulable[nodes] = False
+                            uncordoned.append(nodes)
+                if uncordoned:
+                    self._drop_unschedulable_taint(np.concatenate(uncordoned))
+                for uid in sorted({u for plan, _ in parts for u in plan_evictions(plan)}):
+                    victim = cluster.pods.get(uid)
+                    where = None if victim is None else cluster.node_of(victim)
+                    if victim is None or where is None:
+                        continue
+                    lists.setdefault(where, list(cluster.pods_on[where]))
+                    cluster.remove_pod(victim)
+                    evicted.append((victim, where))
+                yield pod
+            finally:
+                for victim, node in reversed(evicted):
+                    cluster.add_pod(victim, node)
+                for node, original in lists.items():
+                    cluster.pods_on[node] = original
+                for arr, nodes, values in reversed(saved):
+                    arr[nodes] = values
+                if uncordoned:
+                    if taint_cache is None:
+                        cluster.caches.pop(_TAINT_CACHE, None)
+                    else:
+                        cluster.caches[_TAINT_CACHE] = taint_cache
 
     def _drop_unschedulable_taint(self, nodes: IntArray) -> None:
         """Uncordoning also removes the node.kubernetes.io/unschedulable:NoSchedule taint (the node

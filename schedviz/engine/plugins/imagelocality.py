@@ -125,6 +125,15 @@ def calculate_priority(sum_scores: IntArray, num_containers: int) -> IntArray:
     return go_div(num.astype(np.int64), den)
 
 
+def _sums(images: ImageStates, counts: dict[str, int], nodes: IntArray) -> IntArray:
+    """sumImageScores: each container whose image the node holds adds the image's scaled size."""
+    sums = np.zeros(len(nodes), dtype=np.int64)
+    for name, k in counts.items():
+        if name in images.holders:
+            sums += np.where(images.mask(name)[nodes], k * images.scaled_score(name), 0)
+    return sums
+
+
 class ImageLocality:
     name = NAME
 
@@ -134,14 +143,16 @@ class ImageLocality:
     def score(self, state: CycleState, pod: Pod, nodes: IntArray) -> IntArray:
         counts, num_containers = pod_images(pod)
         images = image_states(state.cluster)
-        sums = np.zeros(len(nodes), dtype=np.int64)
-        for name, k in counts.items():
-            if name not in images.holders:
-                continue
-            # sumImageScores: each container whose image the node holds adds the scaled size
-            sums += np.where(images.mask(name)[nodes], k * images.scaled_score(name), 0)
         bare = state.get(BARE_NODE_INFOS)
-        if bare is not None:
-            # a NodeInfo a filter extender rebuilt has no image states
-            sums[bare[nodes]] = 0
+        if bare is None:
+            # a node's score depends on its images alone: the pods of one template are scored on
+            # every node once (ClusterState.memo_per_node)
+            return state.cluster.memo_per_node(
+                (NAME, tuple(counts.items()), num_containers),
+                nodes,
+                lambda at: calculate_priority(_sums(images, counts, at), num_containers),
+            )
+        sums = _sums(images, counts, nodes)
+        # a NodeInfo a filter extender rebuilt has no image states
+        sums[bare[nodes]] = 0
         return calculate_priority(sums, num_containers)

@@ -358,7 +358,12 @@ class _PodIndex:
         cap = 64
         self.node = np.zeros(cap, dtype=np.int64)
         self.counted = np.zeros(cap, dtype=bool)
+        self.alive = np.zeros(cap, dtype=bool)  # no deletionTimestamp: counted until removed
         self.ns = np.zeros(cap, dtype=np.int32)
+        # per change of ``cluster.changes`` taken so far: the slot it added or removed (-1: a
+        # removal of a pod the index never held) and its sign
+        self.change_slot = np.zeros(cap, dtype=np.int64)
+        self.change_sign = np.zeros(cap, dtype=np.int64)
         self.labels: list[dict[str, str]] = []
         self.slot_of: dict[str, int] = {}
         self.ns_codes: dict[str, int] = {}
@@ -370,9 +375,20 @@ class _PodIndex:
         cap = 2 * len(self.node)
         self.node = np.resize(self.node, cap)
         self.counted = np.resize(self.counted, cap)
+        self.alive = np.resize(self.alive, cap)
         self.ns = np.resize(self.ns, cap)
         for key, (codes, vocab) in self.columns.items():
             self.columns[key] = (np.resize(codes, cap), vocab)
+
+    def _log(self, pos: int, slots: IntArray | list[int], sign: int) -> None:
+        """Record that the changes from ``pos`` on concern ``slots`` (one each), with ``sign``."""
+        end = pos + len(slots)
+        if end > len(self.change_slot):
+            cap = max(end, 2 * len(self.change_slot))
+            self.change_slot = np.resize(self.change_slot, cap)
+            self.change_sign = np.resize(self.change_sign, cap)
+        self.change_slot[pos:end] = slots
+        self.change_sign[pos:end] = sign
 
     def _add(self, pod: Pod, node: int) -> None:
         if self.size == len(self.node):
@@ -380,7 +396,7 @@ class _PodIndex:
         k = self.size
         self.size += 1
         self.node[k] = node
-        self.counted[k] = pod.meta.deletion is None
+        self.counted[k] = self.alive[k] = pod.meta.deletion is None
         self.ns[k] = self.ns_codes.setdefault(pod.namespace, len(self.ns_codes))
         self.labels.append(pod.labels)
         self.slot_of[pod.uid] = k
@@ -388,23 +404,30 @@ class _PodIndex:
             v = pod.labels.get(key)
             codes[k] = -1 if v is None else vocab.setdefault(v, len(vocab))
 
-    def _remove(self, pod: Pod) -> None:
+    def _remove(self, pod: Pod) -> int:
         k = self.slot_of.pop(pod.uid, None)
-        if k is not None:
-            self.counted[k] = False
+        if k is None:
+            return -1
+        self.counted[k] = False
+        return k
 
     def sync(self, cluster: ClusterState) -> None:
         changes = cluster.changes
         if self.pos >= len(changes):
             return
         with uninterruptible():  # the index and pos move together (engine/budget.py)
-            todo = changes[self.pos :]
+            pos = self.pos
+            todo = changes[pos:]
             start = 0
             for i in [i for i, change in enumerate(todo) if change[0] < 0]:
+                k0 = self.size
                 self._add_many(todo[start:i])
-                self._remove(todo[i][1])
+                self._log(pos + start, np.arange(k0, self.size, dtype=np.int64), 1)
+                self._log(pos + i, [self._remove(todo[i][1])], -1)
                 start = i + 1
+            k0 = self.size
             self._add_many(todo[start:])
+            self._log(pos + start, np.arange(k0, self.size, dtype=np.int64), 1)
             self.pos = len(changes)
 
     def _add_many(self, added: list[tuple[int, Pod, int]]) -> None:
@@ -421,6 +444,7 @@ class _PodIndex:
         pods = [pod for _, pod, _ in added]
         self.node[k0:k1] = [node for _, _, node in added]
         self.counted[k0:k1] = [pod.meta.deletion is None for pod in pods]
+        self.alive[k0:k1] = self.counted[k0:k1]
         ns_codes = self.ns_codes
         self.ns[k0:k1] = [ns_codes.setdefault(pod.namespace, len(ns_codes)) for pod in pods]
         labels = [pod.labels for pod in pods]
@@ -446,18 +470,14 @@ class _PodIndex:
             self.columns[key] = col
         return col
 
-    def per_node(self, namespace: str, selector: LabelSelector) -> IntArray:
-        """Matching counted pods of ``namespace`` per node; ``selector`` has requirements."""
-        size = self.size
-        ns = self.ns_codes.get(namespace)
-        if ns is None or size == 0:
-            return np.zeros(self.n, dtype=np.int64)
-        m = self.counted[:size] & (self.ns[:size] == ns)
+    def _matching(self, m: BoolArray, selector: LabelSelector, at: slice | IntArray) -> BoolArray:
+        """``m`` (a mask over the slots ``at``) narrowed to the slots whose labels ``selector``
+        (with requirements) matches."""
         for r in selector.requirements:
             if not m.any():
                 break
             codes, vocab = self.column(r.key)
-            c = codes[:size]
+            c = codes[at]
             if r.op in ("In", "NotIn"):
                 wanted = [vocab[v] for v in r.values if v in vocab]
                 if len(wanted) == 1:  # a matchLabels entry: one comparison, not a set lookup
@@ -465,13 +485,38 @@ class _PodIndex:
                 elif wanted:
                     hit = np.isin(c, np.asarray(wanted, dtype=np.int32))
                 else:
-                    hit = np.zeros(size, dtype=bool)
+                    hit = np.zeros(len(c), dtype=bool)
                 m &= hit if r.op == "In" else ~hit
             elif r.op == "Exists":
                 m &= c >= 0
             else:  # DoesNotExist
                 m &= c < 0
+        return m
+
+    def per_node(self, namespace: str, selector: LabelSelector) -> IntArray:
+        """Matching counted pods of ``namespace`` per node; ``selector`` has requirements."""
+        size = self.size
+        ns = self.ns_codes.get(namespace)
+        if ns is None or size == 0:
+            return np.zeros(self.n, dtype=np.int64)
+        m = self._matching(self.counted[:size] & (self.ns[:size] == ns), selector, slice(0, size))
         return np.bincount(self.node[:size][m], minlength=self.n).astype(np.int64)
+
+    def delta(self, namespace: str, selector: LabelSelector, start: int) -> IntArray | None:
+        """The change in ``per_node`` that the changes from ``start`` to ``pos`` made: each added
+        or removed pod that is of ``namespace``, not terminating and matched counts +1 or -1 on its
+        node. None when one of them removed a pod the index never held."""
+        slots = self.change_slot[start : self.pos]
+        if (slots < 0).any():
+            return None
+        out = np.zeros(self.n, dtype=np.int64)
+        ns = self.ns_codes.get(namespace)
+        if ns is None or not len(slots):
+            return out
+        m = self._matching(self.alive[slots] & (self.ns[slots] == ns), selector, slots)
+        if m.any():
+            np.add.at(out, self.node[slots[m]], self.change_sign[start : self.pos][m])
+        return out
 
 
 class _Counts:
@@ -486,8 +531,22 @@ class _Counts:
         self.counts.setflags(write=False)
         self.pos = pos
 
-    def sync(self, cluster: ClusterState) -> IntArray:
+    def sync(self, cluster: ClusterState, index: _PodIndex | None = None) -> IntArray:
+        """The counts as of ``cluster.changes``' end. A long run of changes since the last call
+        (the pods of other templates placed meanwhile) is taken from ``index`` (synced to the same
+        cluster) with a few array operations; a short one pod by pod."""
         changes = cluster.changes
+        if index is not None and len(changes) - self.pos > _DELTA_FROM_INDEX:
+            index.sync(cluster)
+            delta = index.delta(self.namespace, self.selector, self.pos)
+            if delta is not None:
+                with uninterruptible():
+                    if delta.any():
+                        caught_up = self.counts + delta
+                        caught_up.setflags(write=False)
+                        self.counts = caught_up
+                    self.pos = len(changes)
+                return self.counts
         if self.pos < len(changes):
             counts: IntArray | None = None
             for sign, pod, node in changes[self.pos :]:
@@ -508,6 +567,9 @@ class _Counts:
 
 
 _COUNTS_LIMIT = 4096
+# changes since a selector's last count past which its counts are caught up from the index's
+# arrays rather than pod by pod
+_DELTA_FROM_INDEX = 16
 
 
 def matching_pods_per_node(cluster: ClusterState, namespace: str, selector: LabelSelector) -> IntArray:
@@ -530,7 +592,7 @@ def matching_pods_per_node(cluster: ClusterState, namespace: str, selector: Labe
         index.sync(cluster)
         entry = _Counts(index, namespace, selector, index.pos)
         memo[key] = entry
-    return entry.sync(cluster)
+    return entry.sync(cluster, index)
 
 
 # ----- arithmetic --------------------------------------------------------------------------------------

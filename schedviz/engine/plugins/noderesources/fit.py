@@ -248,20 +248,30 @@ class Fit:
                 f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found',
             )
         c = state.cluster
-        # (reason, insufficient, unresolvable) in fitsRequest's order
-        checks: list[tuple[str, BoolArray, BoolArray | None]] = [
-            (REASON_TOO_MANY_PODS, c.pod_count[nodes] + 1 > c.alloc(PODS)[nodes], None)
-        ]
+        # the resources fitsRequest checks, in its order: a zero request is never checked, and
+        # ignored extended resources are skipped
         scalars = sorted(r for r in request if r not in (CPU, MEMORY, EPHEMERAL_STORAGE))
-        for r in (CPU, MEMORY, EPHEMERAL_STORAGE, *scalars):
-            q = request.get(r, 0)
-            # a zero request is never checked; ignored extended resources are skipped
-            if q <= 0 or self._ignored(r):
-                continue
-            alloc = c.alloc(r)[nodes]
-            short = q > alloc - c.requested(r)[nodes]
-            checks.append((insufficient_reason(r), short, q > alloc))
-        return _verdicts(len(nodes), checks)
+        checked = tuple(
+            (r, q)
+            for r in (CPU, MEMORY, EPHEMERAL_STORAGE, *scalars)
+            if (q := request.get(r, 0)) > 0 and not self._ignored(r)
+        )
+
+        def compute(at: IntArray) -> IntArray:
+            # bit 0: too many pods; bit j: the j-th checked resource is short; times 2, plus 1 when
+            # a short resource exceeds the node's whole allocatable (unresolvable)
+            pattern = (c.pod_count[at] + 1 > c.alloc(PODS)[at]).astype(np.int64)
+            unresolvable = np.zeros(len(at), dtype=bool)
+            for j, (r, q) in enumerate(checked, 1):
+                alloc = c.alloc(r)[at]
+                short = q > alloc - c.requested(r)[at]
+                pattern |= short.astype(np.int64) << j
+                unresolvable |= short & (q > alloc)
+            out: IntArray = pattern * 2 + unresolvable
+            return out
+
+        keys = c.memo_per_node((NAME, checked), nodes, compute)
+        return _verdicts(keys, (REASON_TOO_MANY_PODS, *(insufficient_reason(r) for r, _ in checked)))
 
     # ----- PreScore / Score -------------------------------------------------------------------
 
@@ -279,8 +289,17 @@ class Fit:
             # Score computes the requests itself when PreScore did not run
             requests = self._pod_requests(pod)
         bare = state.get(BARE_NODE_INFOS)
-        alloc, req = ra.allocatable_and_requested(state.cluster, nodes, self.resources, requests, False, bare)
-        return self._scorer(alloc, req)
+        cluster = state.cluster
+        if bare is not None:  # NodeInfos a filter extender rebuilt: this cycle's alone
+            alloc, req = ra.allocatable_and_requested(cluster, nodes, self.resources, requests, False, bare)
+            return self._scorer(alloc, req)
+
+        def compute(at: IntArray) -> IntArray:
+            alloc, req = ra.allocatable_and_requested(cluster, at, self.resources, requests, False)
+            return self._scorer(alloc, req)
+
+        key = (NAME, self.strategy, self.resources, self.shape, tuple(requests))
+        return cluster.memo_per_node(key, nodes, compute)
 
     # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
     def diagnose(
@@ -365,23 +384,17 @@ class Fit:
         return out
 
 
-def _verdicts(n: int, checks: list[tuple[str, BoolArray, BoolArray | None]]) -> Verdicts:
-    """One status per node: every insufficient resource's reason, in order; UnschedulableAndUnresolvable
-    when any of them exceeds the node's allocatable even with the node empty."""
-    pattern = np.zeros(n, dtype=np.int64)
-    unresolvable = np.zeros(n, dtype=bool)
-    for j, (_, short, unres) in enumerate(checks):
-        pattern |= short.astype(np.int64) << j
-        if unres is not None:
-            unresolvable |= short & unres
-    failed = pattern != 0
+def _verdicts(keys: IntArray, reasons: Sequence[str]) -> Verdicts:
+    """One status per node from its key (``filter``'s compute): every insufficient resource's
+    reason, in order; UnschedulableAndUnresolvable when any of them exceeds the node's allocatable
+    even with the node empty."""
+    n = len(keys)
+    failed = keys > 1
     if not failed.any():
         return Verdicts.all_pass(n)
-    key = pattern * 2 + unresolvable
     builder = Verdicts.build(n)
-    for k in np.unique(key[failed]).tolist():
+    for k in np.unique(keys[failed]).tolist():
         bits, unres_flag = k >> 1, k & 1
-        reasons = [checks[j][0] for j in range(len(checks)) if bits >> j & 1]
         code = Code.UnschedulableAndUnresolvable if unres_flag else Code.Unschedulable
-        builder.reject(key == k, code, *reasons)
+        builder.reject(keys == k, code, *(reasons[j] for j in range(len(reasons)) if bits >> j & 1))
     return builder.done()
