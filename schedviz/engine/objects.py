@@ -126,7 +126,7 @@ class Meta:
 class KubeObject:
     """Any object kept from a snapshot (Namespaces, Services, PDBs, storage objects, ...)."""
 
-    __slots__ = ("kind", "meta", "raw")
+    __slots__ = ("key", "kind", "meta", "raw")
     namespaced_kinds = frozenset(
         {
             "Pod",
@@ -151,7 +151,10 @@ class KubeObject:
             raise InputError("kind is required", field="kind")
         self.kind: str = kind
         self.raw = raw
-        self.meta = Meta(raw, kind, kind in self.namespaced_kinds)
+        meta = self.meta = Meta(raw, kind, kind in self.namespaced_kinds)
+        # namespace/name (the name alone for a cluster-scoped object): asked of every pod many
+        # times while a snapshot is read and indexed, so made once
+        self.key: str = f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
 
     @property
     def name(self) -> str:
@@ -160,11 +163,6 @@ class KubeObject:
     @property
     def namespace(self) -> str:
         return self.meta.namespace
-
-    @property
-    def key(self) -> str:
-        meta = self.meta
-        return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
 
     @property
     def uid(self) -> str:
