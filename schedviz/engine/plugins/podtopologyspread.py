@@ -368,6 +368,8 @@ class _PodIndex:
         self.slot_of: dict[str, int] = {}
         self.ns_codes: dict[str, int] = {}
         self.columns: dict[str, tuple[npt.NDArray[np.int32], dict[str, int]]] = {}
+        # per label key: the slots sorted by its value code, up to the size they were sorted at
+        self.postings: dict[str, _Postings] = {}
         self.pos = 0
         self.sync(cluster)
 
@@ -494,13 +496,55 @@ class _PodIndex:
         return m
 
     def per_node(self, namespace: str, selector: LabelSelector) -> IntArray:
-        """Matching counted pods of ``namespace`` per node; ``selector`` has requirements."""
+        """Matching counted pods of ``namespace`` per node; ``selector`` has requirements. When one
+        of them asks a label for one value (a matchLabels entry), only the slots holding that value
+        are looked at (``slots_with``: the fewest such, when several do); else every slot."""
+        size = self.size
+        ns = self.ns_codes.get(namespace)
+        if ns is None or size == 0:
+            return np.zeros(self.n, dtype=np.int64)
+        at: IntArray | None = None
+        for r in selector.requirements:
+            if r.op != "In" or len(r.values) != 1:
+                continue
+            (value,) = r.values
+            code = self.column(r.key)[1].get(value)
+            if code is None:  # no pod has the value
+                return np.zeros(self.n, dtype=np.int64)
+            slots = self.slots_with(r.key, code)
+            if at is None or len(slots) < len(at):
+                at = slots
+        if at is None:
+            return self.scan_per_node(namespace, selector)
+        m = self._matching(self.counted[at] & (self.ns[at] == ns), selector, at)
+        return np.bincount(self.node[at[m]], minlength=self.n).astype(np.int64)
+
+    def scan_per_node(self, namespace: str, selector: LabelSelector) -> IntArray:
+        """``per_node`` evaluated over every slot."""
         size = self.size
         ns = self.ns_codes.get(namespace)
         if ns is None or size == 0:
             return np.zeros(self.n, dtype=np.int64)
         m = self._matching(self.counted[:size] & (self.ns[:size] == ns), selector, slice(0, size))
         return np.bincount(self.node[:size][m], minlength=self.n).astype(np.int64)
+
+    def slots_with(self, key: str, code: int) -> IntArray:
+        """The slots whose pod's label ``key`` has the value coded ``code`` (removed pods' too): a
+        range of the slots sorted by that label, plus the slots added since they were sorted. They
+        are sorted again once the unsorted ones are more than an eighth of them."""
+        codes = self.column(key)[0]
+        post = self.postings.get(key)
+        size = self.size
+        if post is None or size - post.size > max(_POSTINGS_TAIL, size >> 3):
+            post = self.postings[key] = _Postings(codes[:size])
+        # the values in the codes' own type: searching an int32 array for Python ints would convert
+        # the whole array first
+        lo, hi = post.codes.searchsorted(np.asarray((code, code + 1), dtype=post.codes.dtype)).tolist()
+        head = post.order[lo:hi]
+        if post.size == size:
+            return head
+        tail = np.flatnonzero(codes[post.size : size] == code)
+        return np.concatenate((head, tail + post.size))
 
     def delta(self, namespace: str, selector: LabelSelector, start: int) -> IntArray | None:
         """The change in ``per_node`` that the changes from ``start`` to ``pos`` made: each added
@@ -517,6 +561,21 @@ class _PodIndex:
         if m.any():
             np.add.at(out, self.node[slots[m]], self.change_sign[start : self.pos][m])
         return out
+
+
+class _Postings:
+    """The slots of a ``_PodIndex`` sorted by one label's value codes (``_PodIndex.slots_with``)."""
+
+    __slots__ = ("codes", "order", "size")
+
+    def __init__(self, codes: npt.NDArray[np.int32]) -> None:
+        self.size = len(codes)
+        self.order: IntArray = np.argsort(codes, kind="stable").astype(np.int64)
+        self.codes = codes[self.order]
+
+
+# slots added since a label's postings were sorted that are scanned rather than sorted again
+_POSTINGS_TAIL = 4096
 
 
 class _Counts:

@@ -1516,3 +1516,67 @@ def test_empty_zone_value_shares_the_domain_of_nodes_without_zone() -> None:
     pod = incoming({"app": "web"}, owner=("apps/v1", "ReplicaSet", "web"))
     assert scores(pod, nodes, pods, objects=[rs], raw=True) == {"node-a": 9, "node-b": 5, "node-c": 6}
     assert scores(pod, nodes, pods, objects=[rs]) == {"node-a": 55, "node-b": 100, "node-c": 88}
+
+
+def test_counts_from_the_label_postings_are_the_counts_of_a_scan_of_every_pod(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A selector with a matchLabels entry is counted over the slots holding that label value
+    (sorted per label, plus the slots added since): the counts a scan of every slot gives, while pods
+    are placed and removed in a seeded order, across re-sorts of the postings, for selectors of every
+    operator and for values no pod has."""
+    import random
+
+    from schedviz.engine.plugins import podtopologyspread
+
+    monkeypatch.setattr(podtopologyspread, "_POSTINGS_TAIL", 7)
+    rng = random.Random(3)
+    c = b.cluster([b.node(f"n{i}", labels={ZONE: f"z{i % 3}"}) for i in range(9)])
+    apps, tiers = ["a", "b", "c", "d"], ["web", "db"]
+    pods = [
+        Pod(
+            b.pod(
+                f"p{i}",
+                namespace=("ns1", "ns2")[i % 2],
+                labels={"app": rng.choice(apps), **({"tier": rng.choice(tiers)} if i % 3 else {})},
+            ),
+            i,
+        )
+        for i in range(400)
+    ]
+    selectors = [
+        {"matchLabels": {"app": "a"}},
+        {"matchLabels": {"app": "b", "tier": "web"}},
+        {"matchLabels": {"app": "nothing-has-it"}},
+        {"matchLabels": {"app": "c"}, "matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]},
+        {"matchLabels": {"tier": "db"}, "matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["a"]}]},
+        {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "d"]}]},
+        {"matchExpressions": [{"key": "app", "operator": "In", "values": ["d"]}]},
+        {"matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+    ]
+    parsed = [LabelSelector.parse(s) for s in selectors]
+    index = podtopologyspread._PodIndex(c)
+    placed: list[Pod] = []
+    free = list(pods)
+    for step in range(60):
+        for _ in range(rng.randrange(1, 15)):
+            if placed and rng.random() < 0.3:
+                p = placed.pop(rng.randrange(len(placed)))
+                c.remove_pod(p)
+                free.append(p)
+            elif free:
+                p = free.pop(rng.randrange(len(free)))
+                c.add_pod(p, rng.randrange(c.n))
+                placed.append(p)
+        index.sync(c)
+        for ns in ("ns1", "ns2", "ns-without-pods"):
+            for sel in parsed:
+                by_postings = index.per_node(ns, sel)
+                assert by_postings.tolist() == index.scan_per_node(ns, sel).tolist(), (step, ns, sel)
+                expected = np.zeros(c.n, dtype=np.int64)
+                for p in placed:
+                    if p.namespace == ns and sel.matches(p.labels):
+                        expected[c.node_of(p)] += 1
+                assert by_postings.tolist() == expected.tolist(), (step, ns, sel)
+    # the postings were sorted again as slots were added, and read with a tail of unsorted slots
+    assert index.postings["app"].size > 7 and index.size > index.postings["app"].size
