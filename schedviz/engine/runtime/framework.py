@@ -404,13 +404,17 @@ class Framework:
                 stages.append(Stage("NormalizeScore", pl.name, "Success", "", _micros(t0)))
             else:
                 norm[k] = raw[k]
-        for k, pl in enumerate(active):
-            if count and (norm[k].max() > MAX_NODE_SCORE or norm[k].min() < MIN_NODE_SCORE):
-                bad = int(norm[k][(norm[k] > MAX_NODE_SCORE) | (norm[k] < MIN_NODE_SCORE)][0])
+        if count and len(active):
+            # every plugin's scores checked at once; the first plugin out of range is named
+            out = (norm.max(axis=1) > MAX_NODE_SCORE) | (norm.min(axis=1) < MIN_NODE_SCORE)
+            if out.any():
+                k = int(np.flatnonzero(out)[0])
+                row = norm[k]
+                bad = int(row[(row > MAX_NODE_SCORE) | (row < MIN_NODE_SCORE)][0])
                 raise CycleError(
-                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score '
-                    f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                    pl.name,
+                    f'applying score defaultWeights on Score plugins: plugin "{active[k].name}" returns an invalid '
+                    f"score {bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    active[k].name,
                 )
         weights = [self.score_weights.get(pl.name, 1) for pl in active]
         w = np.asarray(weights, dtype=np.int64).reshape(-1, 1)

@@ -819,3 +819,39 @@ def test_a_custom_plugin_may_declare_typed_args() -> None:
         "json: cannot unmarshal string into Go struct field profiles[0].pluginConfig[0].args.limit of type int32",
         'strict decoding error: unknown field "profiles[0].pluginConfig[0].args.other"',
     ]
+
+
+class _OutOfRange:
+    """Scores each node by its position times ``step`` (``args``): past 100 on the third node with a
+    step of 40."""
+
+    name = "test.schedviz/OutOfRange"
+
+    def __init__(self, args: dict[str, Any], handle: Handle) -> None:
+        self.step = int(args.get("step", 40))
+
+    def score(self, state: CycleState, pod: Any, nodes: Any) -> Any:
+        import numpy as np
+
+        return np.asarray(nodes, dtype=np.int64) * self.step
+
+
+@pytest.mark.parametrize(("step", "bad"), [(40, 120), (-7, -7)])
+def test_a_score_out_of_range_ends_the_cycle_naming_the_plugin_and_the_first_bad_score(step: int, bad: int) -> None:
+    """framework.go RunScorePlugins: a normalized score outside [0, 100] is an error naming the
+    plugin and the first such score, in node order; the plugins scored before it do not matter."""
+    registry.register(_OutOfRange)
+    cfg = config(
+        {
+            "plugins": {"score": {"enabled": [{"name": _OutOfRange.name, "weight": 1}]}},
+            "pluginConfig": [{"name": _OutOfRange.name, "args": {"step": step}}],
+        }
+    )
+    snap = load_objects([node(f"n{i}") for i in range(4)] + [pod("p", cpu="100m")], None, "t")
+    trace = replay(snap, load_config(cfg))
+    (rec,) = trace.cycles
+    assert rec.result == "Error"
+    assert rec.message == (
+        f'applying score defaultWeights on Score plugins: plugin "{_OutOfRange.name}" returns an invalid '
+        f"score {bad}, it should in the range of [0, 100] after normalizing"
+    )
