@@ -95,14 +95,7 @@ class BalancedAllocation:
             requests = self._pod_requests(pod)
             if not any(requests):
                 return np.zeros(len(nodes), dtype=np.int64)
-        bare = state.get(BARE_NODE_INFOS)
-        cluster = state.cluster
-        if bare is not None:  # NodeInfos a filter extender rebuilt: this cycle's alone
-            alloc, req = ra.allocatable_and_requested(cluster, nodes, self.resources, requests, True, bare)
-            return ra.balanced(alloc, req)
-
-        def compute(at: IntArray) -> IntArray:
-            alloc, req = ra.allocatable_and_requested(cluster, at, self.resources, requests, True)
-            return ra.balanced(alloc, req)
-
-        return cluster.memo_per_node((NAME, self.resources, tuple(requests)), nodes, compute)
+        key = (NAME, self.resources, tuple(requests))
+        return ra.score_nodes(
+            state.cluster, nodes, key, self.resources, requests, True, ra.balanced, state.get(BARE_NODE_INFOS)
+        )

@@ -288,18 +288,10 @@ class Fit:
         if requests is None:
             # Score computes the requests itself when PreScore did not run
             requests = self._pod_requests(pod)
-        bare = state.get(BARE_NODE_INFOS)
-        cluster = state.cluster
-        if bare is not None:  # NodeInfos a filter extender rebuilt: this cycle's alone
-            alloc, req = ra.allocatable_and_requested(cluster, nodes, self.resources, requests, False, bare)
-            return self._scorer(alloc, req)
-
-        def compute(at: IntArray) -> IntArray:
-            alloc, req = ra.allocatable_and_requested(cluster, at, self.resources, requests, False)
-            return self._scorer(alloc, req)
-
         key = (NAME, self.strategy, self.resources, self.shape, tuple(requests))
-        return cluster.memo_per_node(key, nodes, compute)
+        return ra.score_nodes(
+            state.cluster, nodes, key, self.resources, requests, False, self._scorer, state.get(BARE_NODE_INFOS)
+        )
 
     # ----- explain (framework/diagnosis.py) -----------------------------------------------------------
     def diagnose(

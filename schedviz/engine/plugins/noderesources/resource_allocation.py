@@ -12,7 +12,7 @@ same float64 operations in the same order as upstream, so results match bit for 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -151,6 +151,32 @@ def allocatable_and_requested(
         u = used[nodes] if empty is None else np.where(empty, 0, used[nodes])
         req[i] = np.where(a != 0, u + pod_req, 0)
     return alloc, req
+
+
+def score_nodes(
+    cluster: ClusterState,
+    nodes: IntArray,
+    key: Hashable,
+    resources: Sequence[ResourceSpec],
+    pod_requests: Sequence[int],
+    use_requested: bool,
+    scorer: Callable[[IntArray, IntArray], IntArray],
+    bare: BoolArray | None,
+) -> IntArray:
+    """resourceAllocationScorer.score over ``nodes``: ``scorer`` applied to their allocatable and
+    requested amounts. A node's score depends on its own pods and ``key`` (the plugin, its
+    arguments and the pod's requests) alone, so it is kept per node and worked out again only where
+    pods changed (``ClusterState.memo_per_node``); NodeInfos a filter extender rebuilt (``bare``)
+    are this cycle's alone and scored afresh."""
+    if bare is not None:
+        alloc, req = allocatable_and_requested(cluster, nodes, resources, pod_requests, use_requested, bare)
+        return scorer(alloc, req)
+
+    def compute(at: IntArray) -> IntArray:
+        alloc, req = allocatable_and_requested(cluster, at, resources, pod_requests, use_requested)
+        return scorer(alloc, req)
+
+    return cluster.memo_per_node(key, nodes, compute)
 
 
 # ----- strategies -------------------------------------------------------------------------------
