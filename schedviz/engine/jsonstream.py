@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -31,6 +31,10 @@ from .errors import InputError
 # refuses (NaN, Infinity, numbers beyond a double's range, lone surrogates, invalid JSON) is handed to
 # the standard decoder, which reads it or reports the error as before.
 _strict_decode = msgspec.json.Decoder().decode
+
+# The text of each item of an array, for an item reader (``items``).
+_decode_texts = msgspec.json.Decoder(list[msgspec.Raw]).decode
+ItemReader = Callable[[msgspec.Raw], Any]
 
 CHUNK_CHARS = 8 << 20
 # An item is a Kubernetes object: no real one comes near this. A longer one is reported where it
@@ -166,14 +170,16 @@ class _Text:
             return value
 
 
-def items(path: Path, source: str) -> Iterator[tuple[str, Any]]:
+def items(path: Path, source: str, reader: ItemReader | None = None) -> Iterator[tuple[str, Any]]:
+    """``reader``: decodes the items decoded in batches from their text (``podsiblings``); it
+    raises ``msgspec.DecodeError`` for text the strict decoder refuses."""
     decoder = json.JSONDecoder()
     with path.open(encoding="utf-8") as f:
         text = _Text(f, source)
         first = text.peek()
         if first == "[":
             text.pos += 1
-            yield from _array(text, decoder, "")
+            yield from _array(text, decoder, "", reader)
         elif first == "{":
             text.pos += 1
             envelope: dict[str, Any] = {}
@@ -188,7 +194,7 @@ def items(path: Path, source: str) -> Iterator[tuple[str, Any]]:
                     text.expect(":", "Expecting ':' delimiter")
                     if key == "items" and not streamed and key not in envelope and text.peek() == "[":
                         text.pos += 1
-                        yield from _array(text, decoder, "items")
+                        yield from _array(text, decoder, "items", reader)
                         streamed = True
                         envelope["items"] = []
                     else:
@@ -214,7 +220,7 @@ def items(path: Path, source: str) -> Iterator[tuple[str, Any]]:
             raise text.error("Extra data")
 
 
-def _array(text: _Text, decoder: json.JSONDecoder, name: str) -> Iterator[tuple[str, Any]]:
+def _array(text: _Text, decoder: json.JSONDecoder, name: str, reader: ItemReader | None) -> Iterator[tuple[str, Any]]:
     """The array's items. The first two are decoded alone; if the text between them shows where
     items end (``_boundary``), later ones are decoded many at a time, as one array: one decoder call
     per chunk shares its object keys between the items, as a whole read does (the decoder forgets
@@ -228,7 +234,7 @@ def _array(text: _Text, decoder: json.JSONDecoder, name: str) -> Iterator[tuple[
     learn = 3  # items to learn the boundary from (one whose text stayed in one buffer)
     while True:
         if marker is not None:
-            got = _batch(text, decoder, marker, closing)
+            got = _batch(text, decoder, marker, closing, reader)
             if got is None:
                 marker = None  # no boundary where one was expected: item by item from here
             else:
@@ -293,9 +299,12 @@ def _lookahead(text: _Text) -> None:
         text.more()
 
 
-def _batch(text: _Text, decoder: json.JSONDecoder, marker: str, closing: int) -> list[Any] | None:
+def _batch(
+    text: _Text, decoder: json.JSONDecoder, marker: str, closing: int, reader: ItemReader | None
+) -> list[Any] | None:
     """The items up to the last boundary in the buffer, decoded as one array (``[]`` when the
-    buffer holds none yet and the file has no more); ``None`` when boundaries stop coming."""
+    buffer holds none yet and the file has no more), or each by ``reader`` from its text; ``None``
+    when boundaries stop coming."""
     while True:
         text.peek()
         buf = text.buf
@@ -304,7 +313,10 @@ def _batch(text: _Text, decoder: json.JSONDecoder, marker: str, closing: int) ->
             stop = at + closing
             batch = "[" + buf[text.pos : stop] + "]"
             try:
-                items = _strict_decode(batch)
+                if reader is None:
+                    items = _strict_decode(batch)
+                else:
+                    items = [reader(item) for item in _decode_texts(batch)]
             except (msgspec.DecodeError, RecursionError):
                 # what strict JSON refuses, the standard decoder may read (NaN, a huge number, a lone
                 # surrogate): it decides, as for the items read alone

@@ -24,7 +24,8 @@ import yaml
 from . import jsonstream
 from .cluster import ClusterState, ObjectStore
 from .errors import InputError
-from .objects import KubeObject, Node, Pod, PodTemplates
+from .objects import KubeObject, Node, Pod, PodTemplate, PodTemplates
+from .podsiblings import Sibling, SiblingReader
 from .validation import InvalidSnapshot, ObjectProblem, ProblemCollector, Validator, object_ident
 
 # Kinds the engine keeps; anything else is listed as ignored.
@@ -274,6 +275,9 @@ def load_documents(docs: Iterable[tuple[str, Any]], *, share: bool = True) -> Sn
         elif isinstance(doc, dict) and doc.get("kind") == "KubeSchedulerConfiguration":
             snap.config = doc
             continue
+        sibling: Sibling | None = None
+        if type(doc) is Sibling:  # a pod read through its template's first pod (``podsiblings``)
+            sibling, doc = doc, doc.obj
         if not located and isinstance(doc, dict) and doc.get("kind") is None and isinstance(doc.get("config"), dict):
             snap.config = doc["config"]
             snap.name = str(doc.get("name") or snap.name)
@@ -281,11 +285,16 @@ def load_documents(docs: Iterable[tuple[str, Any]], *, share: bool = True) -> Sn
             for obj, where in _flatten(doc, source, located):
                 kind = obj.get("kind")
                 label = where or "document"
-                template = (
-                    templates.template_of(obj, json_only=bool(located))
-                    if kind == "Pod" and templates is not None
-                    else None
-                )
+                template: PodTemplate | None = None
+                if kind == "Pod" and templates is not None:
+                    if sibling is None:
+                        template = templates.template_of(obj, json_only=bool(located))
+                    elif sibling.is_first:
+                        template = sibling.first.template = templates.template_of(obj, json_only=True)
+                    else:
+                        template = sibling.first.template
+                        if template is not None:
+                            templates.adopt(obj)
                 errors = validator.validate(obj) if template is None else validator.validate_pod(obj, template)
                 if errors:
                     ident = object_ident(obj) or (f"{kind} at {label}" if where else str(kind))
@@ -384,12 +393,14 @@ def _streams(f: Path) -> bool:
 
 def _documents_of(files: list[Path], stream: bool = True) -> Iterator[tuple[str, Any]]:
     """Each file's documents, read one file at a time: a file's text is dropped once decoded, and
-    a large JSON file is read item by item."""
+    a large JSON file is read item by item, its pods through their templates' first pods
+    (``podsiblings``)."""
+    reader = SiblingReader().read
     for f in files:
         source = str(f)
         if stream and _streams(f):
             try:
-                for where, obj in jsonstream.items(f, source):
+                for where, obj in jsonstream.items(f, source, reader):
                     yield source, (_Located(where, obj) if where else obj)
             except UnicodeDecodeError as exc:
                 raise InputError(
@@ -399,7 +410,9 @@ def _documents_of(files: list[Path], stream: bool = True) -> Iterator[tuple[str,
         try:
             text = f.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(f"not valid UTF-8 text (byte {exc.start}: {exc.reason})", source=source) from None
+            raise InputError(
+                f"not valid UTF-8 text (byte {exc.start}: {exc.reason})", source=source
+            ) from None
         docs = parse_documents(text, source)
         del text
         for doc in docs:

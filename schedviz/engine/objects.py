@@ -318,13 +318,20 @@ class PodTemplates:
             t.first = spec
         elif self._pods >= COMPACT_AFTER_PODS:
             _share_from(spec, t.first)
+        self.adopt(raw)
+        return t
+
+    def adopt(self, raw: JSON) -> None:
+        """Count a pod of a known template (one whose spec already shares its template's values:
+        ``template_of``, ``podsiblings``); past ``COMPACT_AFTER_PODS``, its volumes' sources and
+        owner references become the copies other pods hold."""
         self._pods += 1
         if self._pods > COMPACT_AFTER_PODS:
-            self._share_volumes(spec.get("volumes"))
+            self._share_volumes(raw["spec"].get("volumes"))
+            md = raw["metadata"]
             owners = md.get("ownerReferences")
             if type(owners) is list and owners:
                 md["ownerReferences"] = self._canonical("owners", owners)
-        return t
 
     def _canonical(self, kind: str, value: Any) -> Any:
         """The first value seen equal to ``value`` (``contentkey``), to hold one copy of it."""

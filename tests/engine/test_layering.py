@@ -42,7 +42,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("records", ("trace", "plugin_args")),
     ("registry", ("runtime.registry",)),
     ("config", ("config",)),
-    ("snapshots", ("validation", "loader")),
+    ("snapshots", ("validation", "podsiblings", "loader")),
     ("plugins", ("plugins",)),
     ("runtime", ("runtime",)),
     ("explain", ("explain",)),
