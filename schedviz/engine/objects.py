@@ -321,13 +321,15 @@ class PodTemplates:
         self.adopt(raw)
         return t
 
-    def adopt(self, raw: JSON) -> None:
+    def adopt(self, raw: JSON, *, volumes_shared: bool = False) -> None:
         """Count a pod of a known template (one whose spec already shares its template's values:
-        ``template_of``, ``podsiblings``); past ``COMPACT_AFTER_PODS``, its volumes' sources and
-        owner references become the copies other pods hold."""
+        ``template_of``, ``podsiblings``); past ``COMPACT_AFTER_PODS``, its volumes' sources (unless
+        ``volumes_shared``: they are already) and owner references become the copies other pods
+        hold."""
         self._pods += 1
         if self._pods > COMPACT_AFTER_PODS:
-            self._share_volumes(raw["spec"].get("volumes"))
+            if not volumes_shared:
+                self._share_volumes(raw["spec"].get("volumes"))
             md = raw["metadata"]
             owners = md.get("ownerReferences")
             if type(owners) is list and owners:

@@ -106,3 +106,22 @@ def test_nesting_too_deep_to_decode_is_an_input_error(tmp_path: Path, text: str)
     with pytest.raises(InputError, match="nested too deeply") as err:
         load_paths([path])
     assert str(err.value).startswith(str(path))
+
+
+def test_a_pod_is_found_by_key_after_the_pods_change() -> None:
+    from schedviz.engine.loader import load_documents
+    from schedviz.engine.objects import Pod
+
+    snap = load_documents([("s", {"kind": "List", "items": [pod("a"), pod("b", node_name="n"), pod("a", namespace="other")]})])
+    first = snap.pod("default/a")
+    assert first is not None and first.key == "default/a" and first.index == 0
+    assert snap.pod("other/a") is snap.pods[2] and snap.pod("default/missing") is None
+    # a pod replaced in place, the length unchanged
+    snap.pods[0] = Pod(pod("c"), 0)
+    assert snap.pod("default/a") is None and snap.pod("default/c") is snap.pods[0]
+    # another list of the same length
+    snap.pods = [Pod(pod("d"), 0), *snap.pods[1:]]
+    assert snap.pod("default/d") is snap.pods[0] and snap.pod("default/b") is snap.pods[1]
+    # pods added
+    snap.pods.append(Pod(pod("e"), 3))
+    assert snap.pod("default/e") is snap.pods[3]

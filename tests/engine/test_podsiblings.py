@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from schedviz.engine import jsonstream, loader, podsiblings
+from schedviz.engine import objects as objects_module
 from schedviz.engine.loader import Snapshot, load_paths
 from schedviz.engine.validation import InvalidSnapshot
 from schedviz.tools.dense_cluster import DenseShape, objects
@@ -193,3 +194,18 @@ def test_a_batch_the_strict_decoder_refuses_is_read_as_before(
     assert _summary(got) == _summary(_whole(path, monkeypatch))
     assert next(p for p in got.pods if p.name == "odd").meta.annotations == {"note": "\ufffd"}
     assert any(type(s) is podsiblings.Sibling and not s.is_first for s in streamed)
+
+
+def test_streamed_pods_past_the_compaction_threshold_are_the_pods_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, streamed: list[Any], dense: list[dict[str, Any]]
+) -> None:
+    monkeypatch.setattr(objects_module, "COMPACT_AFTER_PODS", 0)
+    valid, _ = _variants(dense)
+    path = _write(tmp_path / "dump.json", dense + valid)
+    got = load_paths([path])
+    assert _summary(got) == _summary(_whole(path, monkeypatch))
+    siblings = [s for s in streamed if type(s) is podsiblings.Sibling and not s.is_first]
+    assert len(siblings) > len(dense) // 2
+    # owner references are shared past the threshold, as a whole read shares them
+    owners = {id(p.meta.owner_refs[0]) for p in got.pods if p.meta.owner_refs}
+    assert len(owners) < len(got.pods) // 3
