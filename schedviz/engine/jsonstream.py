@@ -32,9 +32,9 @@ from .errors import InputError
 # the standard decoder, which reads it or reports the error as before.
 _strict_decode = msgspec.json.Decoder().decode
 
-# The text of each item of an array, for an item reader (``items``).
+# The text of each item of an array, for a batch reader (``items``).
 _decode_texts = msgspec.json.Decoder(list[msgspec.Raw]).decode
-ItemReader = Callable[[msgspec.Raw], Any]
+BatchReader = Callable[[list[msgspec.Raw]], list[Any]]
 
 CHUNK_CHARS = 8 << 20
 # An item is a Kubernetes object: no real one comes near this. A longer one is reported where it
@@ -170,9 +170,9 @@ class _Text:
             return value
 
 
-def items(path: Path, source: str, reader: ItemReader | None = None) -> Iterator[tuple[str, Any]]:
-    """``reader``: decodes the items decoded in batches from their text (``podsiblings``); it
-    raises ``msgspec.DecodeError`` for text the strict decoder refuses."""
+def items(path: Path, source: str, reader: BatchReader | None = None) -> Iterator[tuple[str, Any]]:
+    """``reader``: decodes the items of a batch from their text (``podsiblings``); it raises
+    ``msgspec.DecodeError`` for text the strict decoder refuses."""
     decoder = json.JSONDecoder()
     with path.open(encoding="utf-8") as f:
         text = _Text(f, source)
@@ -220,7 +220,7 @@ def items(path: Path, source: str, reader: ItemReader | None = None) -> Iterator
             raise text.error("Extra data")
 
 
-def _array(text: _Text, decoder: json.JSONDecoder, name: str, reader: ItemReader | None) -> Iterator[tuple[str, Any]]:
+def _array(text: _Text, decoder: json.JSONDecoder, name: str, reader: BatchReader | None) -> Iterator[tuple[str, Any]]:
     """The array's items. The first two are decoded alone; if the text between them shows where
     items end (``_boundary``), later ones are decoded many at a time, as one array: one decoder call
     per chunk shares its object keys between the items, as a whole read does (the decoder forgets
@@ -300,10 +300,10 @@ def _lookahead(text: _Text) -> None:
 
 
 def _batch(
-    text: _Text, decoder: json.JSONDecoder, marker: str, closing: int, reader: ItemReader | None
+    text: _Text, decoder: json.JSONDecoder, marker: str, closing: int, reader: BatchReader | None
 ) -> list[Any] | None:
     """The items up to the last boundary in the buffer, decoded as one array (``[]`` when the
-    buffer holds none yet and the file has no more), or each by ``reader`` from its text; ``None``
+    buffer holds none yet and the file has no more), or by ``reader`` from their text; ``None``
     when boundaries stop coming."""
     while True:
         text.peek()
@@ -316,7 +316,7 @@ def _batch(
                 if reader is None:
                     items = _strict_decode(batch)
                 else:
-                    items = [reader(item) for item in _decode_texts(batch)]
+                    items = reader(_decode_texts(batch))
             except (msgspec.DecodeError, RecursionError):
                 # what strict JSON refuses, the standard decoder may read (NaN, a huge number, a lone
                 # surrogate): it decides, as for the items read alone

@@ -91,30 +91,22 @@ class Snapshot:
     ignored: dict[str, int] = field(default_factory=dict)
     config: dict[str, Any] | None = None
     name: str = ""
-    # the pods' positions by key, and the list and the length they were taken from (``pod``)
-    _by_key: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _indexed: tuple[int, int] = field(default=(0, -1), init=False, repr=False, compare=False)
+    # the pods by key, and the pods it was made from (``pod``)
+    _by_key: dict[str, Pod] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _indexed: list[Pod] | None = field(default=None, init=False, repr=False, compare=False)
 
     def pod(self, key: str) -> Pod | None:
         """The pod named ``key`` (namespace/name; the first of that key), found through an index
-        of positions made on the first question: a web process asks about one pod of a 150,000-pod
-        snapshot it keeps at every question. The index is made again when ``pods`` is another list
-        or another length, or when the pod at the position found is not that pod any more."""
-        pods = self.pods
-        if self._indexed != (id(pods), len(pods)):
-            self._index()
-        at = self._by_key.get(key)
-        if at is not None and pods[at].key != key:
-            self._index()
-            at = self._by_key.get(key)
-        return None if at is None else pods[at]
-
-    def _index(self) -> None:
-        index: dict[str, int] = {}
-        for i, p in enumerate(self.pods):
-            index.setdefault(p.key, i)
-        self._by_key = index
-        self._indexed = (id(self.pods), len(self.pods))
+        made on the first question, and made again when the pods are not the ones it was made from
+        (compared by identity, a pass at C speed): a web process asks about one pod of a
+        150,000-pod snapshot it keeps at every question."""
+        if self._indexed != self.pods:
+            index: dict[str, Pod] = {}
+            for p in self.pods:
+                index.setdefault(p.key, p)
+            self._by_key = index
+            self._indexed = list(self.pods)
+        return self._by_key.get(key)
 
     @property
     def pending(self) -> list[Pod]:

@@ -9,13 +9,14 @@ and a pod whose text equals, field for field, that of an earlier pod of its name
 that earlier pod's spec: the fields it shares are the same objects, the instance fields (``nodeName``,
 ``volumes``, the containers' ``volumeMounts``) its own.
 
-The dict built is equal to the one a whole decoding gives (the same keys and values; the spec's
-keys in the order of the first pod's, which is kubectl's, sorted, in a dump). Anything this reader
+The dict built is equal to the one a whole decoding gives: the same keys and values, but not always
+in the same order (the spec's keys are in the first pod's order, which in a dump is kubectl's, sorted;
+the pod's are apiVersion, kind, metadata, spec and status; a volume's, its name then its source). Anything this reader
 does not know how to split (a field the v1.35 PodSpec or Container lacks, a value of an unexpected
 type, a field present in one pod and absent in the other) is decoded whole, as before: what it
 reads is only ever the faster way to the same value.
 
-``SiblingReader.read`` is ``jsonstream``'s item reader; ``loader.load_documents`` finds the
+``SiblingReader.read`` is ``jsonstream``'s batch reader; ``loader.load_documents`` finds the
 template of a sibling from its first pod's (``Sibling.first``).
 """
 
@@ -184,14 +185,22 @@ LIMIT = 100_000
 
 
 class SiblingReader:
-    """``read(item)``: the JSON item ``item`` decoded, a pod as a ``Sibling``. Raises
-    ``msgspec.DecodeError`` where the strict decoder would (the caller reads such text otherwise)."""
+    """``read(items)``: the JSON items of a batch (their text) decoded, pods as ``Sibling``s.
+    Raises ``msgspec.DecodeError`` where the strict decoder would (the caller reads such a batch
+    otherwise); the first pods of a batch that raises are forgotten, so that the next pod of their
+    kind, read by the loader, is a first pod again."""
 
     def __init__(self) -> None:
         self._firsts: dict[tuple[object, ...], First] = {}
         self._sources: dict[bytes, dict[str, Any]] = {}
 
-    def read(self, item: Raw) -> Any:
+    def read(self, items: list[Raw]) -> list[Any]:
+        found: dict[tuple[object, ...], First] = {}
+        out = [self._read(item, found) for item in items]
+        self._firsts.update(found)
+        return out
+
+    def _read(self, item: Raw, found: dict[tuple[object, ...], First]) -> Any:
         try:
             pod = _decode_pod(item)
         except msgspec.ValidationError:
@@ -206,6 +215,9 @@ class SiblingReader:
             or pod.apiVersion is UNSET
         ):
             return _decode_any(item)
+        namespace = md.get("namespace")
+        if namespace is not None and type(namespace) is not str:
+            return _decode_any(item)
         reported = status_resources_key(status if type(status) is dict else None)
         if reported is None:
             return _decode_any(item)
@@ -216,7 +228,7 @@ class SiblingReader:
         init_mounts = _take_mounts(inits) if type(inits) is list else ()
         annotations = md.get("annotations")
         key = (
-            md.get("namespace"),
+            namespace,
             type(annotations) is dict and MIRROR_POD_ANNOTATION in annotations,
             reported,
             status is UNSET,
@@ -226,11 +238,11 @@ class SiblingReader:
             tuple(m is UNSET for m in init_mounts),
             _encode(spec),
         )
-        first = self._firsts.get(key)
+        first = self._firsts.get(key) or found.get(key)
         if first is None:
             obj = _decode_any(item)
-            if type(obj) is dict and type(obj.get("spec")) is dict and len(self._firsts) < LIMIT:
-                first = self._firsts[key] = First(obj["spec"])
+            if type(obj) is dict and type(obj.get("spec")) is dict and len(self._firsts) + len(found) < LIMIT:
+                first = found[key] = First(obj["spec"])
                 return Sibling(obj, first, True)
             return obj
         theirs = first.spec
@@ -246,7 +258,6 @@ class SiblingReader:
         if status is not UNSET:
             obj["status"] = status
         return Sibling(obj, first, False)
-
 
     def _volumes(self, volumes: list[_Volume]) -> list[dict[str, Any]]:
         """The volumes as dicts, each source one object for the pods whose source text is the

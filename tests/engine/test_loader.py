@@ -116,9 +116,12 @@ def test_a_pod_is_found_by_key_after_the_pods_change() -> None:
     first = snap.pod("default/a")
     assert first is not None and first.key == "default/a" and first.index == 0
     assert snap.pod("other/a") is snap.pods[2] and snap.pod("default/missing") is None
-    # a pod replaced in place, the length unchanged
+    # a pod replaced in place, the length unchanged: asked first for the new one
     snap.pods[0] = Pod(pod("c"), 0)
-    assert snap.pod("default/a") is None and snap.pod("default/c") is snap.pods[0]
+    assert snap.pod("default/c") is snap.pods[0] and snap.pod("default/a") is None
+    # the first of a key: a pod put before another of its key
+    snap.pods[0] = Pod(pod("b"), 0)
+    assert snap.pod("default/b") is snap.pods[0]
     # another list of the same length
     snap.pods = [Pod(pod("d"), 0), *snap.pods[1:]]
     assert snap.pod("default/d") is snap.pods[0] and snap.pod("default/b") is snap.pods[1]

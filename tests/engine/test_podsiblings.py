@@ -26,17 +26,24 @@ def dense() -> list[dict[str, Any]]:
     return list(objects(SHAPE))
 
 
+@pytest.fixture(scope="module")
+def larger() -> list[dict[str, Any]]:
+    """Enough pods for every edit of ``_broken``, each twice."""
+    return list(objects(DenseShape(nodes=40, pods_per_node=28, pending=30)))
+
+
 @pytest.fixture
 def streamed(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every JSON file streamed, in batches of a few dozen items; what the reader made of each."""
+    """Every JSON file streamed, in batches of a dozen items or so; what the reader made of the
+    items of the batches it read."""
     monkeypatch.setattr(loader, "STREAM_BYTES", 0)
     monkeypatch.setattr(jsonstream, "CHUNK_CHARS", 60_000)
     made: list[Any] = []
     real = podsiblings.SiblingReader.read
 
-    def spy(self: podsiblings.SiblingReader, item: Any) -> Any:
-        got = real(self, item)
-        made.append(got)
+    def spy(self: podsiblings.SiblingReader, items: list[Any]) -> list[Any]:
+        got = real(self, items)
+        made.extend(got)
         return got
 
     monkeypatch.setattr(podsiblings.SiblingReader, "read", spy)
@@ -112,12 +119,14 @@ def _variants(dense: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[d
         p["metadata"]["name"] = name
         p["metadata"]["uid"] = f"uid-{name}"
         out.append(p)
-    invalid = [copy.deepcopy(pods[k]) for k in (9, 10, 11)]
+    invalid = [copy.deepcopy(pods[k]) for k in (9, 10, 11, 13, 14)]
     invalid[0]["metadata"]["name"] = "node-as-number"
     invalid[0]["spec"]["nodeName"] = 5
     invalid[1]["metadata"] = ["x"]
     invalid[2]["metadata"]["name"] = "volumes-as-string"
     invalid[2]["spec"]["volumes"] = "x"
+    invalid[3]["metadata"]["namespace"] = ["x"]
+    invalid[4]["metadata"]["namespace"] = {"a": 1}
     return out, invalid
 
 
@@ -159,10 +168,10 @@ def test_streamed_pods_are_the_pods_read_whole(
 
 
 def test_streamed_pods_report_the_errors_a_whole_read_reports(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, streamed: list[Any], dense: list[dict[str, Any]]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, streamed: list[Any], larger: list[dict[str, Any]]
 ) -> None:
-    valid, invalid = _variants(dense)
-    broken = list(_broken(dense)) + valid + invalid
+    valid, invalid = _variants(larger)
+    broken = [*_broken(larger), *invalid, *valid]  # each read in a batch (the last item is read alone)
     path = _write(tmp_path / "broken.json", broken)
     problems: list[list[str]] = []
     for whole in (False, True):
@@ -171,7 +180,18 @@ def test_streamed_pods_report_the_errors_a_whole_read_reports(
         problems.append([str(p) for p in err.value.problems])
     assert problems[0] == problems[1]
     joined = "\n".join(problems[0])
-    for expected in ("Sometimes", "priority", "lots", "Not_A_Node", "node-as-number", "items["):
+    assert len(problems[0]) >= 2 * 7 + 4
+    for expected in (
+        "Sometimes",
+        "priority",
+        "lots",
+        "Not_A_Node",
+        "-bad-",
+        "Duplicate value",
+        "node-as-number",
+        "items[",
+        "namespace",
+    ):
         assert expected in joined
     assert any(type(s) is podsiblings.Sibling and not s.is_first for s in streamed)
 
@@ -193,7 +213,11 @@ def test_a_batch_the_strict_decoder_refuses_is_read_as_before(
     got = load_paths([path])
     assert _summary(got) == _summary(_whole(path, monkeypatch))
     assert next(p for p in got.pods if p.name == "odd").meta.annotations == {"note": "\ufffd"}
-    assert any(type(s) is podsiblings.Sibling and not s.is_first for s in streamed)
+    later = {p["metadata"]["name"] for p in pods[60:]}
+    assert any(
+        type(s) is podsiblings.Sibling and not s.is_first and s.obj["metadata"]["name"] in later
+        for s in streamed
+    )
 
 
 def test_streamed_pods_past_the_compaction_threshold_are_the_pods_read_whole(
@@ -209,3 +233,39 @@ def test_streamed_pods_past_the_compaction_threshold_are_the_pods_read_whole(
     # owner references are shared past the threshold, as a whole read shares them
     owners = {id(p.meta.owner_refs[0]) for p in got.pods if p.meta.owner_refs}
     assert len(owners) < len(got.pods) // 3
+
+
+def test_the_first_pods_of_a_batch_read_otherwise_are_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, streamed: list[Any], dense: list[dict[str, Any]]
+) -> None:
+    """A number beyond a double's range in a batch: the strict decoder refuses it, the batch is read
+    by the standard decoder, and the first pods the reader had found in it are forgotten; the next
+    pod of their kind is a first pod again, so that every pod is read with its template."""
+    pods = [o for o in dense if o["kind"] == "Pod"]
+
+    def fresh(suffix: str) -> list[dict[str, Any]]:
+        """Pods of templates not seen before (a namespace of their own)."""
+        out = copy.deepcopy(pods[40:52])
+        for p in out:
+            p["metadata"]["namespace"] = "fresh"
+            p["metadata"]["name"] += suffix
+        return out
+
+    odd = {"kind": "ConfigMap", "metadata": {"name": "big"}, "data": {"v": 1}}
+    items: list[Any] = [*pods[:40], *fresh("-a"), odd, *pods[40:], *fresh("-b")]
+    path = _write(tmp_path / "big.json", items)
+    path.write_text(path.read_text().replace('"v": 1', '"v": 1e400'))
+    plain: list[str] = []
+    real = loader.Validator.validate
+
+    def validate(self: Any, obj: dict[str, Any]) -> Any:
+        if obj.get("kind") == "Pod":
+            plain.append(obj["metadata"]["name"])
+        return real(self, obj)
+
+    monkeypatch.setattr(loader.Validator, "validate", validate)
+    got = load_paths([path])
+    assert plain == []  # every pod found its template
+    assert all(s.first.template is not None for s in streamed if type(s) is podsiblings.Sibling)
+    monkeypatch.setattr(loader.Validator, "validate", real)
+    assert _summary(got) == _summary(_whole(path, monkeypatch))
