@@ -220,7 +220,9 @@ def items(path: Path, source: str, reader: BatchReader | None = None) -> Iterato
             raise text.error("Extra data")
 
 
-def _array(text: _Text, decoder: json.JSONDecoder, name: str, reader: BatchReader | None) -> Iterator[tuple[str, Any]]:
+def _array(
+    text: _Text, decoder: json.JSONDecoder, name: str, reader: BatchReader | None
+) -> Iterator[tuple[str, Any]]:
     """The array's items. The first two are decoded alone; if the text between them shows where
     items end (``_boundary``), later ones are decoded many at a time, as one array: one decoder call
     per chunk shares its object keys between the items, as a whole read does (the decoder forgets

@@ -411,9 +411,7 @@ def _documents_of(files: list[Path], stream: bool = True) -> Iterator[tuple[str,
         try:
             text = f.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(
-                f"not valid UTF-8 text (byte {exc.start}: {exc.reason})", source=source
-            ) from None
+            raise InputError(f"not valid UTF-8 text (byte {exc.start}: {exc.reason})", source=source) from None
         docs = parse_documents(text, source)
         del text
         for doc in docs:

@@ -10,11 +10,12 @@ that earlier pod's spec: the fields it shares are the same objects, the instance
 ``volumes``, the containers' ``volumeMounts``) its own.
 
 The dict built is equal to the one a whole decoding gives: the same keys and values, but not always
-in the same order (the spec's keys are in the first pod's order, which in a dump is kubectl's, sorted;
-the pod's are apiVersion, kind, metadata, spec and status; a volume's, its name then its source). Anything this reader
-does not know how to split (a field the v1.35 PodSpec or Container lacks, a value of an unexpected
-type, a field present in one pod and absent in the other) is decoded whole, as before: what it
-reads is only ever the faster way to the same value.
+in the same order (the spec's keys are in the first pod's order, which in a dump is kubectl's,
+sorted; the pod's are apiVersion, kind, metadata, spec and status; a volume's, its name then its
+source). A pod this reader does not know how to split (a field the v1.35 PodSpec, Container or
+Volume lacks, a value of an unexpected type) is decoded whole, as before; a pod that has a field its
+earlier look-alike lacks is the first of its own kind. What it reads is only ever the faster way to
+the same value.
 
 ``SiblingReader.read`` is ``jsonstream``'s batch reader; ``loader.load_documents`` finds the
 template of a sibling from its first pod's (``Sibling.first``).
@@ -172,12 +173,15 @@ class First:
 class Sibling:
     """A pod built from ``first``'s spec (``obj``, the whole pod) or the first pod itself."""
 
-    __slots__ = ("first", "is_first", "obj")
+    __slots__ = ("first", "obj")
 
-    def __init__(self, obj: dict[str, Any], first: First, is_first: bool) -> None:
+    def __init__(self, obj: dict[str, Any], first: First) -> None:
         self.obj = obj
         self.first = first
-        self.is_first = is_first
+
+    @property
+    def is_first(self) -> bool:
+        return self.obj["spec"] is self.first.spec
 
 
 # Past this many kinds of pods, new ones are read whole (a dump of unrelated pods gains nothing).
@@ -243,7 +247,7 @@ class SiblingReader:
             obj = _decode_any(item)
             if type(obj) is dict and type(obj.get("spec")) is dict and len(self._firsts) + len(found) < LIMIT:
                 first = found[key] = First(obj["spec"])
-                return Sibling(obj, first, True)
+                return Sibling(obj, first)
             return obj
         theirs = first.spec
         mine = dict(theirs)
@@ -257,7 +261,7 @@ class SiblingReader:
         obj = {"apiVersion": pod.apiVersion, "kind": "Pod", "metadata": md, "spec": mine}
         if status is not UNSET:
             obj["status"] = status
-        return Sibling(obj, first, False)
+        return Sibling(obj, first)
 
     def _volumes(self, volumes: list[_Volume]) -> list[dict[str, Any]]:
         """The volumes as dicts, each source one object for the pods whose source text is the
